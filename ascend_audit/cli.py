@@ -1,0 +1,396 @@
+"""Command line: run, collect, checks, explain. Heavy modules are imported inside commands only."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ascend_audit import __version__
+
+EXIT_READY, EXIT_NOT_READY, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(click.UsageError):
+    """A usage error: exit 2 with a message naming the option or file."""
+
+
+def _split(values: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(v.strip() for raw in values for v in raw.split(",") if v.strip())
+
+
+def _common_inputs(fn: Any) -> Any:
+    """Options shared by `run` and `collect`: where the node is and what the user hands over."""
+    options = [
+        click.option(
+            "--sysroot",
+            default="/",
+            show_default=True,
+            type=click.Path(file_okay=False, exists=True),
+            help="Read /sys, /proc, /dev, /etc and /usr/local/Ascend under this directory.",
+        ),
+        click.option(
+            "--policy",
+            type=click.Path(dir_okay=False),
+            help="Policy TOML: required layers, thresholds, expected versions, waivers.",
+        ),
+        click.option(
+            "--trace",
+            "traces",
+            multiple=True,
+            type=click.Path(),
+            help="Profiler output (torch_npu *_ascend_pt, msprof PROF_*, or a CSV). Repeatable.",
+        ),
+        click.option(
+            "--serving-log",
+            "serving_logs",
+            multiple=True,
+            type=click.Path(),
+            help="vLLM / vllm-ascend / MindIE log file. Repeatable.",
+        ),
+        click.option(
+            "--serving-config",
+            "serving_configs",
+            multiple=True,
+            type=click.Path(),
+            help="vLLM YAML/args, additional-config JSON or MindIE config.json. Repeatable.",
+        ),
+        click.option(
+            "--bench-result",
+            "bench_results",
+            multiple=True,
+            type=click.Path(),
+            help="JSON written by `vllm bench serve --save-result`. Repeatable.",
+        ),
+        click.option(
+            "--python",
+            "python",
+            help="Serving environment's interpreter to probe (default: a running server's).",
+        ),
+        click.option(
+            "--deep", is_flag=True, help="Probe attaches to the NPUs (device count, memory)."
+        ),
+        click.option(
+            "--checks-dir",
+            "checks_dirs",
+            multiple=True,
+            type=click.Path(file_okay=False),
+            help="Also load checks from the *.py files of this directory. Repeatable.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            help="Seconds each node command may take (default 10, or the policy's).",
+        ),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def _load_policy(path: str | None, fallback_text: str | None = None) -> Any:
+    from ascend_audit.policy import PolicyError, load_policy, parse_policy
+
+    try:
+        if path is None and fallback_text is not None:
+            return parse_policy(fallback_text, "policy bundled with the snapshot")
+        return load_policy(path)
+    except PolicyError as exc:
+        raise UsageError(f"--policy: {exc}") from None
+
+
+def _load_registry(checks_dirs: tuple[str, ...]) -> Any:
+    from ascend_audit.registry import RegistryError, load_registry
+
+    try:
+        return load_registry(checks_dirs)
+    except RegistryError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_selection(registry: Any, only: frozenset[str], skip: frozenset[str]) -> None:
+    for flag, ids in (("--only", only), ("--skip", skip)):
+        unknown = sorted(i for i in ids if registry.get(i) is None)
+        if unknown:
+            raise UsageError(
+                f"{flag}: unknown check id {unknown[0]}; `ascend-audit checks` lists them"
+            )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="ascend-audit")
+def main() -> None:
+    """Is this Ascend NPU node ready for LLM inference? Judged layer by layer:
+    driver, then operator, then framework; a layer that is not ready blocks those above.
+
+    \b
+    Examples:
+      ascend-audit run --example atlas-800t-a2-ready     audit a bundled example node
+      ascend-audit run --json report.json                 audit this node
+      ascend-audit run --trace ./prof_ascend_pt --serving-log vllm.log --policy policy.toml
+      ascend-audit collect -o node.tar.gz                 record this node for later
+      ascend-audit run --snapshot node.tar.gz             replay a recorded node
+      ascend-audit explain DRV-NPU-001                    what a check judges and how to fix it
+
+    Exit codes: 0 ready, 1 not ready, 2 usage error, 3 the auditor itself failed.
+    """
+
+
+@main.command()
+@_common_inputs
+@click.option(
+    "--snapshot",
+    type=click.Path(exists=True),
+    help="Replay a bundle written by `ascend-audit collect` instead of reading this node.",
+)
+@click.option(
+    "--example", help="Audit a bundled example node; `--example list` shows the choices."
+)
+@click.option("--only", multiple=True, help="Run only these check ids (comma list, repeatable).")
+@click.option("--skip", multiple=True, help="Do not run these check ids (comma list, repeatable).")
+@click.option(
+    "--layers",
+    default="driver,operator,framework",
+    show_default=True,
+    help="Layers to judge, comma separated.",
+)
+@click.option("--no-gate", is_flag=True, help="Judge upper layers even when a lower one fails.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["warn", "fail"]),
+    help="Exit 1 on warnings too with 'warn' (default: the policy's, else 'fail').",
+)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report.")
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    help="Write report.json (and the other formats) into this directory.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Print evidence sources and timings too.")
+@click.option("--no-color", is_flag=True, help="Never colour the output.")
+def run(**opts: Any) -> None:
+    """Audit a node (this one, a --sysroot tree, a --snapshot or an --example).
+
+    \b
+    Examples:
+      ascend-audit run
+      ascend-audit run --policy policy.toml --json report.json
+      ascend-audit run --sysroot /mnt/node --layers driver
+      ascend-audit run --example list
+    """
+    sys.exit(_run(opts, record_to=None))
+
+
+@main.command()
+@_common_inputs
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(),
+    help="Bundle to write: NAME.tar.gz, or a directory.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+def collect(**opts: Any) -> None:
+    """Audit this node and record every answer into a bundle for later replay.
+
+    \b
+    Examples:
+      ascend-audit collect -o node.tar.gz
+      ascend-audit collect -o node.tar.gz --trace ./prof_ascend_pt --serving-log vllm.log
+      ascend-audit run --snapshot node.tar.gz        # later, anywhere: same report
+    """
+    opts.update(
+        snapshot=None,
+        example=None,
+        only=(),
+        skip=(),
+        layers="driver,operator,framework",
+        no_gate=True,  # record every layer's questions, whatever the verdicts
+        fail_on=None,
+        json_path=None,
+        output_dir=None,
+        verbose=False,
+        no_color=True,
+    )
+    sys.exit(_run(opts, record_to=opts.pop("output")))
+
+
+def _run(opts: dict[str, Any], record_to: str | None) -> int:
+    from ascend_audit.context import Context, Inputs
+    from ascend_audit.engine import Selection, exit_code, run_audit
+    from ascend_audit.host.live import LiveHost
+    from ascend_audit.host.snapshot import RecordingHost, SnapshotError, SnapshotHost
+    from ascend_audit.inventory import build_inventory
+    from ascend_audit.model import LAYERS
+    from ascend_audit.reports.outputs import render_outputs
+    from ascend_audit.reports.terminal import TerminalProgress, render_summary
+
+    if opts.get("example"):
+        from ascend_audit.examples_index import example_path, list_examples
+
+        if opts["example"] == "list":
+            for name, description in list_examples():
+                click.echo(f"{name:<24} {description}")
+            return EXIT_READY
+        path = example_path(opts["example"])
+        if path is None:
+            names = ", ".join(n for n, _ in list_examples())
+            raise UsageError(f"--example: no example {opts['example']!r}; choose one of {names}")
+        opts["snapshot"] = path
+
+    layers = tuple(x for x in (s.strip() for s in opts["layers"].split(",")) if x)
+    bad = [x for x in layers if x not in LAYERS]
+    if bad or not layers:
+        raise UsageError(f"--layers: unknown layer {bad[0] if bad else '(none)'}; use {LAYERS}")
+    only, skip = _split(opts["only"]), _split(opts["skip"])
+    registry = _load_registry(opts["checks_dirs"])
+    _check_selection(registry, only, skip)
+
+    host: Any
+    snapshot_policy = None
+    inputs = Inputs(
+        tuple(opts["traces"]),
+        tuple(opts["serving_logs"]),
+        tuple(opts["serving_configs"]),
+        tuple(opts["bench_results"]),
+        opts["python"],
+        bool(opts["deep"]),
+    )
+    if opts.get("snapshot"):
+        try:
+            host = SnapshotHost(opts["snapshot"])
+        except SnapshotError as exc:
+            raise UsageError(f"--snapshot: {exc}") from None
+        recorded = host.manifest.get("run_inputs") or {}
+        if inputs.empty:
+            inputs = Inputs.from_dict(recorded)
+        snapshot_policy = host.policy_text()
+    else:
+        host = LiveHost(opts["sysroot"])
+        if record_to:
+            host = RecordingHost(host)
+    policy = _load_policy(opts["policy"], snapshot_policy)
+    if opts.get("timeout"):
+        policy.values["audit.command_timeout"] = float(opts["timeout"])
+    if hasattr(host, "timeout"):
+        host.timeout = policy["audit.command_timeout"]
+    fail_on = opts.get("fail_on") or policy["audit.fail_on"]
+
+    colour = None if not opts.get("no_color") and "NO_COLOR" not in os.environ else False
+    verbosity = -1 if opts.get("quiet") else (1 if opts.get("verbose") else 0)
+    progress = TerminalProgress(colour=colour, verbosity=verbosity)
+    ctx = Context(host, policy, inputs)
+    selection = Selection(only, skip, layers, gate=not opts["no_gate"])
+    try:
+        report = run_audit(registry, ctx, selection, progress, inventory=build_inventory)
+        if opts.get("snapshot"):
+            report.inputs["snapshot"] = opts["snapshot"]
+        render_summary(report, sys.stdout, progress.colour)
+        render_outputs(report, opts.get("json_path"), opts.get("output_dir"))
+        if record_to:
+            host.write_bundle(
+                record_to,
+                report.tool,
+                run_inputs=inputs.to_dict(),
+                policy_path=opts["policy"],
+            )
+            click.echo(f"\nsnapshot written to {record_to}")
+    finally:
+        host.close()
+    return exit_code(report, fail_on)
+
+
+@main.command("checks")
+@click.option("--layer", type=click.Choice(["driver", "operator", "framework"]))
+@click.option("--checks-dir", "checks_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+def checks_cmd(layer: str | None, checks_dirs: tuple[str, ...], as_json: bool) -> None:
+    """List every check: id, layer, severity, title.
+
+    \b
+    Examples:
+      ascend-audit checks
+      ascend-audit checks --layer operator
+      ascend-audit checks --checks-dir ./site-checks --json
+    """
+    registry = _load_registry(checks_dirs)
+    specs = [s for s in registry.all() if layer is None or s.layer == layer]
+    if as_json:
+        import json
+
+        click.echo(json.dumps([s.to_dict() for s in specs], indent=2))
+        return
+    for s in specs:
+        click.echo(f"{s.id:<16} {s.layer:<10} {s.severity:<9} {s.title}")
+
+
+@main.command()
+@click.argument("check_id")
+@click.option("--checks-dir", "checks_dirs", multiple=True, type=click.Path(file_okay=False))
+def explain(check_id: str, checks_dirs: tuple[str, ...]) -> None:
+    """Explain one check: why it matters, what evidence it reads, how to fix a failure.
+
+    \b
+    Example:
+      ascend-audit explain DRV-NPU-001
+    """
+    registry = _load_registry(checks_dirs)
+    spec = registry.get(check_id.strip().upper()) or registry.get(check_id.strip())
+    if spec is None:
+        raise UsageError(f"unknown check id {check_id}; `ascend-audit checks` lists them")
+    click.echo(f"{spec.id} — {spec.title}\nlayer: {spec.layer}   severity: {spec.severity}\n")
+    click.echo("Why it matters:\n  " + (spec.rationale or "(not documented)").replace("\n", "\n  "))
+    if spec.evidence:
+        click.echo("\nEvidence it reads:")
+        for item in spec.evidence:
+            click.echo(f"  - {item}")
+    click.echo("\nHow to fix:\n  " + (spec.remediation or "(not documented)").replace("\n", "\n  "))
+
+
+@main.command("policy-keys")
+def policy_keys() -> None:
+    """Print every policy key with its default and meaning.
+
+    \b
+    Example:
+      ascend-audit policy-keys > policy.toml.reference
+    """
+    from ascend_audit.policy import describe_schema
+
+    click.echo(describe_schema())
+
+
+def entry() -> None:
+    """Console entry: usage errors exit 2, internal failures exit 3 without a traceback dump."""
+    try:
+        main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(EXIT_INTERNAL)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERNAL)
+    except Exception as exc:
+        click.echo(
+            f"ascend-audit: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in ascend-audit; set ASCEND_AUDIT_DEBUG=1 for the traceback.",
+            err=True,
+        )
+        if os.environ.get("ASCEND_AUDIT_DEBUG"):
+            raise
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,111 @@
+"""What a check sees: the host, the policy, the user's inputs and the facts gathered once per run."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ascend_audit.host.base import Host
+from ascend_audit.policy import Policy
+
+Gatherer = Callable[["Context"], Any]
+_GATHERERS: dict[str, tuple[Gatherer, str, tuple[tuple[str, ...], ...]]] = {}
+
+
+def gatherer(
+    name: str, layer: str, commands: tuple[tuple[str, ...], ...] = ()
+) -> Callable[[Gatherer], Gatherer]:
+    """Register how a fact is gathered from the host; `commands` are prefetched concurrently."""
+
+    def mark(fn: Gatherer) -> Gatherer:
+        _GATHERERS[name] = (fn, layer, commands)
+        return fn
+
+    return mark
+
+
+def _load_gatherers() -> None:
+    # The gather modules register themselves on import; import them only when facts are needed.
+    from ascend_audit.gather import driver, framework, operator  # noqa: F401
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the user handed the audit beyond the node itself."""
+
+    traces: tuple[str, ...] = ()
+    serving_logs: tuple[str, ...] = ()
+    serving_configs: tuple[str, ...] = ()
+    bench_results: tuple[str, ...] = ()
+    python: str | None = None
+    deep: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "traces": list(self.traces),
+            "serving_logs": list(self.serving_logs),
+            "serving_configs": list(self.serving_configs),
+            "bench_results": list(self.bench_results),
+            "python": self.python,
+            "deep": self.deep,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Inputs:
+        return cls(
+            tuple(d.get("traces") or ()),
+            tuple(d.get("serving_logs") or ()),
+            tuple(d.get("serving_configs") or ()),
+            tuple(d.get("bench_results") or ()),
+            d.get("python"),
+            bool(d.get("deep")),
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.traces or self.serving_logs or self.serving_configs or self.bench_results
+        ) and not self.python
+
+
+@dataclass
+class Context:
+    """Per-run state handed to every check; facts are built at most once and shared."""
+
+    host: Host
+    policy: Policy
+    inputs: Inputs = field(default_factory=Inputs)
+    _facts: dict[str, Any] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def timeout(self) -> float:
+        return float(self.policy.get("audit.command_timeout", 10.0))
+
+    def fact(self, name: str) -> Any:
+        """The named fact, gathered on first use; a gatherer's exception propagates to the check."""
+        with self._lock:
+            if name in self._facts:
+                return self._facts[name]
+        _load_gatherers()
+        entry = _GATHERERS.get(name)
+        if entry is None:
+            raise KeyError(f"no gatherer for fact {name!r}")
+        value = entry[0](self)
+        with self._lock:
+            self._facts.setdefault(name, value)
+            return self._facts[name]
+
+    def known_facts(self) -> dict[str, Any]:
+        """Facts gathered so far (for the inventory)."""
+        with self._lock:
+            return dict(self._facts)
+
+    def prefetch(self, layer: str) -> None:
+        """Start every static command a layer's gatherers need, concurrently."""
+        _load_gatherers()
+        argvs = [list(c) for _fn, lay, cmds in _GATHERERS.values() if lay == layer for c in cmds]
+        if argvs:
+            self.host.run_many(argvs, self.timeout)

@@ -1,0 +1,234 @@
+"""The engine: runs layers in order, gates, isolates crashes, applies waivers, times everything."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ascend_audit import __version__
+from ascend_audit.context import Context
+from ascend_audit.model import (
+    GATING,
+    LAYERS,
+    Evidence,
+    LayerReport,
+    Outcome,
+    Report,
+    Result,
+    Status,
+    Verdict,
+)
+from ascend_audit.redact import redact_text
+from ascend_audit.registry import CheckSpec, Registry
+
+
+@dataclass
+class Selection:
+    """Which checks and layers a run judges."""
+
+    only: frozenset[str] = frozenset()
+    skip: frozenset[str] = frozenset()
+    layers: tuple[str, ...] = LAYERS
+    gate: bool = True
+
+    def wants(self, spec: CheckSpec) -> bool:
+        if self.only and spec.id not in self.only:
+            return False
+        return spec.id not in self.skip
+
+
+class Progress:
+    """Callbacks for live output; the default does nothing."""
+
+    def layer_started(self, layer: str) -> None: ...
+
+    def result(self, result: Result) -> None: ...
+
+    def layer_finished(self, layer: LayerReport) -> None: ...
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _scrub(value: Any) -> Any:
+    """Redact secrets from evidence values of any shape."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def run_check(spec: CheckSpec, ctx: Context) -> Result:
+    """Run one check; a crash becomes ERROR with its traceback as evidence."""
+    start = time.perf_counter()
+    try:
+        outcome = spec.func(ctx)
+        if not isinstance(outcome, Outcome):
+            outcome = Outcome(
+                Status.ERROR, f"check returned {type(outcome).__name__}, not an Outcome"
+            )
+    except Exception as exc:
+        tb = traceback.format_exc(limit=12)
+        outcome = Outcome(
+            Status.ERROR,
+            f"check crashed: {type(exc).__name__}: {exc}",
+            [Evidence("probe", f"{spec.origin}:{spec.func.__name__}", tb)],
+        )
+    elapsed = (time.perf_counter() - start) * 1000
+    return Result(
+        id=spec.id,
+        layer=spec.layer,
+        status=outcome.status,
+        severity=spec.severity,
+        title=spec.title,
+        summary=redact_text(outcome.summary),
+        remediation=outcome.remediation or spec.remediation,
+        evidence=[
+            Evidence(e.kind, redact_text(e.source), redact_text(e.excerpt), _scrub(e.values))
+            for e in outcome.evidence
+        ],
+        metrics=_scrub(outcome.metrics),
+        duration_ms=elapsed,
+    )
+
+
+def apply_waiver(result: Result, ctx: Context, today: dt.date) -> Result:
+    """Turn a FAIL/ERROR into WAIVED under a current waiver; say so when the waiver expired."""
+    waiver = ctx.policy.waiver_for(result.id)
+    if waiver is None or result.status not in GATING:
+        return result
+    if waiver.active(today):
+        result.waiver = {**waiver.to_dict(), "active": True, "was": result.status.value}
+        result.summary = f"{result.summary} (waived until {waiver.expires}: {waiver.reason})"
+        result.status = Status.WAIVED
+    else:
+        result.waiver = {**waiver.to_dict(), "active": False}
+        result.summary = f"{result.summary} (waiver expired on {waiver.expires}; no longer waived)"
+    return result
+
+
+def layer_verdict(results: Iterable[Result]) -> Verdict:
+    statuses = [r.status for r in results]
+    judged = [s for s in statuses if s not in (Status.SKIP, Status.BLOCKED)]
+    if Status.BLOCKED in statuses and not judged:
+        return Verdict.BLOCKED
+    if not judged:
+        return Verdict.MISSING
+    if any(s in GATING for s in judged):
+        return Verdict.NOT_READY
+    if Status.WARN in judged:
+        return Verdict.DEGRADED
+    return Verdict.READY
+
+
+def overall_verdict(layers: list[LayerReport]) -> Verdict:
+    required = [layer.verdict for layer in layers if layer.required]
+    for v in (Verdict.NOT_READY, Verdict.BLOCKED, Verdict.MISSING, Verdict.DEGRADED):
+        if v in required:
+            return v
+    return Verdict.READY
+
+
+def run_audit(
+    registry: Registry,
+    ctx: Context,
+    selection: Selection | None = None,
+    progress: Progress | None = None,
+    today: dt.date | None = None,
+    inventory: Callable[[Context], dict[str, Any]] | None = None,
+) -> Report:
+    """Judge the selected layers in order and return the Report."""
+    sel = selection or Selection()
+    prog = progress or Progress()
+    day = today or dt.date.today()
+    started, t0 = _now(), time.perf_counter()
+    required = set(ctx.policy["audit.required_layers"]) & set(sel.layers)
+    results: list[Result] = []
+    layers: list[LayerReport] = []
+    for layer in LAYERS:
+        if layer not in sel.layers:
+            layers.append(
+                LayerReport(layer, Verdict.MISSING, False, [], "not selected (--layers)")
+            )
+            continue
+        prog.layer_started(layer)
+        blockers = [r.id for r in results if r.status in GATING]
+        specs = [s for s in registry.for_layer(layer) if sel.wants(s)]
+        layer_results: list[Result] = []
+        if blockers and sel.gate:
+            for spec in specs:
+                res = Result(
+                    spec.id,
+                    layer,
+                    Status.BLOCKED,
+                    spec.severity,
+                    spec.title,
+                    f"not judged: a lower layer is not ready ({', '.join(blockers)})",
+                    spec.remediation,
+                    blocked_by=list(blockers),
+                )
+                layer_results.append(res)
+                prog.result(res)
+        else:
+            ctx.prefetch(layer)
+            for spec in specs:
+                res = apply_waiver(run_check(spec, ctx), ctx, day)
+                res.on_broken_layer = bool(blockers)
+                if blockers:
+                    res.blocked_by = list(blockers)
+                layer_results.append(res)
+                prog.result(res)
+        verdict = Verdict.BLOCKED if blockers and sel.gate else layer_verdict(layer_results)
+        reason = _layer_reason(verdict, layer_results, blockers, sel.gate)
+        report_layer = LayerReport(layer, verdict, layer in required, list(blockers), reason)
+        layers.append(report_layer)
+        results.extend(layer_results)
+        prog.layer_finished(report_layer)
+    return Report(
+        tool={"name": "ascend-audit", "version": __version__},
+        host=ctx.host.identity(),
+        started_at=started,
+        finished_at=_now(),
+        inputs={"host": ctx.host.kind, "sysroot": ctx.host.sysroot, **ctx.inputs.to_dict()},
+        verdict=overall_verdict(layers),
+        layers=layers,
+        results=results,
+        inventory=inventory(ctx) if inventory else {},
+        policy=ctx.policy.to_dict(),
+        duration_ms=(time.perf_counter() - t0) * 1000,
+    )
+
+
+def _layer_reason(verdict: Verdict, results: list[Result], blockers: list[str], gate: bool) -> str:
+    if verdict is Verdict.BLOCKED:
+        return f"blocked by {', '.join(blockers)}"
+    bad = [r.id for r in results if r.status in GATING]
+    if verdict is Verdict.NOT_READY:
+        reason = f"failing: {', '.join(bad)}"
+    elif verdict is Verdict.DEGRADED:
+        reason = f"warnings: {', '.join(r.id for r in results if r.status is Status.WARN)}"
+    elif verdict is Verdict.MISSING:
+        skipped = next((r.summary for r in results if r.status is Status.SKIP), "")
+        reason = f"nothing to judge it on{': ' + skipped if skipped else ''}"
+    else:
+        reason = ""
+    if blockers and not gate:
+        reason = f"{reason}; judged on a broken layer ({', '.join(blockers)})".lstrip("; ")
+    return reason
+
+
+def exit_code(report: Report, fail_on: str = "fail") -> int:
+    """0 ready, 1 not ready (or degraded with fail_on=warn)."""
+    if report.verdict in (Verdict.NOT_READY, Verdict.BLOCKED, Verdict.MISSING):
+        return 1
+    if report.verdict is Verdict.DEGRADED and fail_on == "warn":
+        return 1
+    return 0

@@ -1,0 +1,416 @@
+"""The live Host: the real node, every path under --sysroot, commands found on PATH."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import stat as stat_mod
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ascend_audit.host.base import (
+    DEFAULT_TIMEOUT,
+    FILE_CAP,
+    OUTPUT_CAP,
+    CommandResult,
+    FileRead,
+    Host,
+    ProcessInfo,
+    StatInfo,
+)
+from ascend_audit.redact import redact_argv, redact_env
+
+MAX_WORKERS = 16
+SERVING_MARKERS = ("vllm", "mindie", "mindieservice")
+SERVING_ENV_KEYS = (
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "ASCEND_LAUNCH_BLOCKING",
+    "TASK_QUEUE_ENABLE",
+    "PYTORCH_NPU_ALLOC_CONF",
+    "HCCL_CONNECT_TIMEOUT",
+    "HCCL_EXEC_TIMEOUT",
+    "HCCL_IF_IP",
+    "HCCL_SOCKET_IFNAME",
+    "HCCL_BUFFSIZE",
+    "VLLM_USE_V1",
+    "RANK_TABLE_FILE",
+    "LD_LIBRARY_PATH",
+    "ASCEND_TOOLKIT_HOME",
+)
+
+
+def _owner(uid: int) -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (KeyError, ImportError):
+        return str(uid)
+
+
+def _group(gid: int) -> str:
+    try:
+        import grp
+
+        return grp.getgrgid(gid).gr_name
+    except (KeyError, ImportError):
+        return str(gid)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat_mod.S_ISREG, "file"),
+        (stat_mod.S_ISDIR, "dir"),
+        (stat_mod.S_ISCHR, "char"),
+        (stat_mod.S_ISBLK, "block"),
+        (stat_mod.S_ISLNK, "link"),
+    ):
+        if test(mode):
+            return name
+    return "other"
+
+
+def _drain(stream: Any, sink: bytearray, cap: int, overflow: threading.Event) -> None:
+    """Read a pipe to EOF, keeping at most `cap` bytes; flag an overflow so the caller can stop."""
+    try:
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            room = cap - len(sink)
+            if room > 0:
+                sink.extend(chunk[:room])
+            if len(chunk) > room:
+                overflow.set()
+    except (OSError, ValueError):
+        return
+
+
+def execute(
+    argv: list[str] | tuple[str, ...],
+    timeout: float,
+    env: dict[str, str] | None = None,
+    cap: int = OUTPUT_CAP,
+) -> CommandResult:
+    """Run one resolved command without a shell: bounded time, bounded output, whole process group."""
+    argv_t = tuple(argv)
+    shown = tuple(redact_argv(argv_t))
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv_t),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, so a forked child dies with it
+            env=env,
+            close_fds=True,
+        )
+    except FileNotFoundError:
+        return CommandResult(shown, "missing", error="not found")
+    except OSError as exc:
+        return CommandResult(shown, "error", error=f"{type(exc).__name__}: {exc}")
+
+    out, err = bytearray(), bytearray()
+    overflow = threading.Event()
+    readers = [
+        threading.Thread(target=_drain, args=(proc.stdout, out, cap, overflow), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stderr, err, cap, overflow), daemon=True),
+    ]
+    for t in readers:
+        t.start()
+
+    def kill_group() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    deadline = start + timeout
+    status, error = "", ""
+    while True:
+        rc = proc.poll()
+        if rc is not None:
+            break
+        if overflow.is_set():
+            kill_group()
+            proc.wait()
+            status, error = "error", f"output exceeded {cap // (1024 * 1024)} MiB; stopped"
+            break
+        if time.monotonic() >= deadline:
+            kill_group()
+            proc.wait()
+            status, error = "timeout", f"killed after {timeout:g} s"
+            break
+        time.sleep(0.005)
+    # A child that outlives its parent can hold the pipes open: give the readers a moment, then
+    # kill what is left of the group so the read ends.
+    for t in readers:
+        t.join(timeout=max(0.05, min(0.5, deadline - time.monotonic())))
+    if any(t.is_alive() for t in readers):
+        kill_group()
+        for t in readers:
+            t.join(timeout=1.0)
+    for pipe in (proc.stdout, proc.stderr):
+        try:
+            pipe.close()
+        except OSError:
+            pass
+    rc = proc.returncode
+    if not status:
+        if rc is not None and rc < 0:
+            status, error = "signal", f"signal {-rc}"
+        else:
+            status = "ok" if rc == 0 else "nonzero"
+    return CommandResult(
+        shown,
+        status,
+        rc,
+        out.decode("utf-8", errors="replace"),
+        err.decode("utf-8", errors="replace"),
+        (time.monotonic() - start) * 1000,
+        overflow.is_set(),
+        error,
+    )
+
+
+class LiveHost(Host):
+    """The node this process runs on; files under `sysroot`, commands on `PATH`."""
+
+    kind = "live"
+
+    def __init__(
+        self,
+        sysroot: str = "/",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_workers: int = MAX_WORKERS,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.sysroot = os.path.abspath(sysroot or "/")
+        self.timeout = timeout
+        self.max_workers = max_workers
+        self._environ = dict(os.environ if environ is None else environ)
+        self._cache: dict[tuple[str, ...], CommandResult] = {}
+        self._lock = threading.Lock()
+
+    # paths -------------------------------------------------------------------------------
+    def local(self, path: str) -> str:
+        """Local filesystem path of a node path."""
+        rel = os.path.normpath("/" + path).lstrip("/")
+        return os.path.join(self.sysroot, rel) if rel else self.sysroot
+
+    def _node(self, local_path: str) -> str:
+        if self.sysroot == "/":
+            return local_path
+        rel = os.path.relpath(local_path, self.sysroot)
+        return "/" + ("" if rel == "." else rel)
+
+    def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
+        try:
+            with open(self.local(path), "rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError as exc:
+            return FileRead(path, None, exc.strerror or type(exc).__name__)
+        truncated = len(data) > limit
+        return FileRead(path, data[:limit].decode("utf-8", errors="replace"), None, truncated)
+
+    def listdir(self, path: str) -> list[str] | None:
+        try:
+            return sorted(os.listdir(self.local(path)))
+        except OSError:
+            return None
+
+    def realpath(self, path: str) -> str:
+        # Resolve link by link so absolute targets stay inside the sysroot.
+        parts = [p for p in os.path.normpath("/" + path).split("/") if p]
+        resolved: list[str] = []
+        hops = 0
+        while parts:
+            part = parts.pop(0)
+            if part == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = "/" + "/".join([*resolved, part])
+            try:
+                target = os.readlink(self.local(candidate))
+            except OSError:
+                resolved.append(part)
+                continue
+            hops += 1
+            if hops > 40:
+                return candidate
+            if target.startswith("/"):
+                resolved = []
+            parts = [p for p in target.split("/") if p and p != "."] + parts
+        return "/" + "/".join(resolved)
+
+    def readlink(self, path: str) -> str | None:
+        try:
+            return os.readlink(self.local(path))
+        except OSError:
+            return None
+
+    def stat(self, path: str) -> StatInfo | None:
+        try:
+            st = os.stat(self.local(path))
+        except OSError:
+            return None
+        return StatInfo(
+            st.st_mode,
+            st.st_uid,
+            st.st_gid,
+            _owner(st.st_uid),
+            _group(st.st_gid),
+            _kind(st.st_mode),
+            st.st_size,
+        )
+
+    # commands ----------------------------------------------------------------------------
+    def which(self, command: str) -> str | None:
+        return shutil.which(command, path=self._environ.get("PATH", os.defpath))
+
+    def _run_one(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
+        exe = self.which(argv[0]) if "/" not in argv[0] else argv[0]
+        if exe is None:
+            return CommandResult(tuple(redact_argv(argv)), "missing", error="not found on PATH")
+        result = execute((exe, *argv[1:]), timeout, env=self._environ)
+        # Evidence names the command as it was asked for, not the resolved path.
+        return CommandResult(
+            tuple(redact_argv(argv)),
+            result.status,
+            result.rc,
+            result.stdout,
+            result.stderr,
+            result.duration_ms,
+            result.truncated,
+            result.error,
+        )
+
+    def run_many(
+        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+    ) -> list[CommandResult]:
+        wanted = [tuple(a) for a in argvs]
+        t = self.timeout if timeout is None else timeout
+        with self._lock:
+            todo = list(dict.fromkeys(a for a in wanted if a not in self._cache))
+        if todo:
+            if len(todo) == 1:
+                done = [self._run_one(todo[0], t)]
+            else:
+                workers = min(self.max_workers, len(todo))
+                with ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd") as pool:
+                    done = list(pool.map(lambda a: self._run_one(a, t), todo))
+            with self._lock:
+                self._cache.update(zip(todo, done, strict=True))
+        with self._lock:
+            return [self._cache[a] for a in wanted]
+
+    # node identity and processes --------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        return redact_env(self._environ)
+
+    def identity(self) -> dict[str, str]:
+        hostname = self.read_text("/etc/hostname")
+        os_release = self.read_text("/etc/os-release")
+        pretty = ""
+        for line in (os_release.text or "").splitlines():
+            if line.startswith("PRETTY_NAME="):
+                pretty = line.split("=", 1)[1].strip().strip('"')
+        kernel = self.read_text("/proc/sys/kernel/osrelease")
+        if self.sysroot == "/":
+            name = platform.node()
+            kern = platform.release()
+        else:
+            name = (hostname.text or "").strip() or "unknown"
+            kern = (kernel.text or "").strip() or "unknown"
+        return {
+            "hostname": name,
+            "kernel": kern,
+            "os": pretty or "unknown",
+            "arch": platform.machine() if self.sysroot == "/" else "unknown",
+            "sysroot": self.sysroot,
+        }
+
+    def processes(self) -> list[ProcessInfo]:
+        if self.sysroot != "/":
+            return []  # processes of a fake node are not this machine's
+        try:
+            import psutil
+        except ImportError:
+            return []
+        out: list[ProcessInfo] = []
+        for p in psutil.process_iter(["pid", "name", "exe", "cmdline", "username"]):
+            try:
+                info = p.info
+                cmd = tuple(redact_argv(info.get("cmdline") or ()))
+                try:
+                    aff = tuple(p.cpu_affinity())
+                except (psutil.Error, AttributeError, OSError):
+                    aff = ()
+                serving = any(k in " ".join(cmd).lower() for k in SERVING_MARKERS)
+                out.append(
+                    ProcessInfo(
+                        int(info["pid"]),
+                        info.get("name") or "",
+                        info.get("exe") or "",
+                        cmd,
+                        info.get("username") or "",
+                        aff,
+                        environ=self.serving_environ(int(info["pid"])) if serving else {},
+                    )
+                )
+            except (psutil.Error, OSError):
+                continue
+        return out
+
+    def serving_environ(self, pid: int) -> dict[str, str]:
+        """The serving-relevant part of a process's environment, redacted."""
+        try:
+            import psutil
+
+            environ = psutil.Process(pid).environ()
+        except Exception:
+            return {}
+        return redact_env({k: v for k, v in environ.items() if k in SERVING_ENV_KEYS})
+
+    def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
+        if self.sysroot != "/":
+            return None  # libudev always reads the real /sys
+        try:
+            import pyudev
+
+            ctx = pyudev.Context()
+            devices = list(ctx.list_devices(subsystem=subsystem))
+        except Exception:
+            return None
+        out = []
+        for dev in devices:
+            attrs: dict[str, str] = {}
+            for key in dev.attributes.available_attributes:
+                if key in ("nuse", "config", "remove", "rescan", "reset", "resource") or "/" in key:
+                    continue
+                try:
+                    raw = dev.attributes.get(key)
+                except Exception:
+                    continue
+                if isinstance(raw, bytes) and len(raw) < 4096:
+                    attrs[key] = raw.decode("utf-8", errors="replace").strip()
+            out.append(
+                {
+                    "sys_path": dev.sys_path,
+                    "sys_name": dev.sys_name,
+                    "driver": dev.driver or "",
+                    "attributes": attrs,
+                    "properties": {k: dev.properties.get(k, "") for k in dev.properties},
+                }
+            )
+        return out
+
+    def input_path(self, path: str) -> str | None:
+        return path if os.path.exists(path) else None

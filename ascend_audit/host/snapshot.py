@@ -1,0 +1,417 @@
+"""Record and replay: a bundle holds every answer the checks asked the node for."""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import shutil
+import tarfile
+import tempfile
+import threading
+import time
+from typing import Any
+
+from ascend_audit import __version__
+from ascend_audit.host.base import FILE_CAP, CommandResult, FileRead, Host, ProcessInfo, StatInfo
+
+FORMAT = "ascend-audit-snapshot"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+MAX_BUNDLE_BYTES = 8 * 1024**3  # unpacked size refused beyond this (a decompression bomb)
+MAX_RATIO = 200  # unpacked / packed, for bundles over 64 MiB unpacked
+NOT_RECORDED = "not recorded in the snapshot"
+
+
+class SnapshotError(Exception):
+    """A bundle that cannot be trusted or read; the message says why."""
+
+
+def _safe_member_name(name: str) -> bool:
+    if name.startswith("/") or "\\" in name:
+        return False
+    parts = name.split("/")
+    return ".." not in parts
+
+
+def extract_bundle(path: str, dest: str) -> None:
+    """Unpack a .tar.gz bundle into dest, refusing anything that could escape or explode."""
+    try:
+        packed = os.path.getsize(path)
+        tf = tarfile.open(path, "r:*")
+    except (OSError, tarfile.TarError) as exc:
+        raise SnapshotError(f"{path}: not a readable snapshot bundle ({exc})") from None
+    with tf:
+        members = tf.getmembers()
+        total = 0
+        for m in members:
+            if not _safe_member_name(m.name):
+                raise SnapshotError(f"{path}: refused: member {m.name!r} points outside the bundle")
+            if not (m.isfile() or m.isdir()):
+                raise SnapshotError(
+                    f"{path}: refused: member {m.name!r} is a link or device file; "
+                    "bundles hold only plain files"
+                )
+            total += m.size
+        if total > MAX_BUNDLE_BYTES or (total > 64 * 1024**2 and total > MAX_RATIO * packed):
+            raise SnapshotError(
+                f"{path}: refused: unpacks to {total} bytes from {packed} "
+                f"(limit {MAX_BUNDLE_BYTES} bytes, ratio {MAX_RATIO}); looks like a bomb"
+            )
+        for m in members:
+            target = os.path.join(dest, m.name)
+            if m.isdir():
+                os.makedirs(target, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            src = tf.extractfile(m)
+            if src is None:
+                continue
+            with src, open(target, "wb") as out:
+                written = 0
+                while chunk := src.read(1 << 20):
+                    written += len(chunk)
+                    if written > m.size:
+                        raise SnapshotError(f"{path}: refused: {m.name!r} is larger than declared")
+                    out.write(chunk)
+
+
+def load_manifest(root: str, origin: str) -> dict[str, Any]:
+    """Read and validate a bundle's manifest; refuse newer formats and lying manifests."""
+    mpath = os.path.join(root, MANIFEST)
+    try:
+        with open(mpath, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    except FileNotFoundError:
+        raise SnapshotError(f"{origin}: no {MANIFEST}: not an ascend-audit snapshot") from None
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{origin}: {MANIFEST} is not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SnapshotError(f"{origin}: {MANIFEST} is not an ascend-audit snapshot manifest")
+    version = manifest.get("format_version")
+    if not isinstance(version, int):
+        raise SnapshotError(f"{origin}: format_version missing or not an integer")
+    if version > FORMAT_VERSION:
+        raise SnapshotError(
+            f"{origin}: snapshot format {version} is newer than this ascend-audit understands "
+            f"({FORMAT_VERSION}); upgrade ascend-audit {__version__} to replay it"
+        )
+    for rel in _referenced_files(manifest):
+        if not _safe_member_name(rel):
+            raise SnapshotError(f"{origin}: manifest refers to {rel!r} outside the bundle")
+        full = os.path.join(root, rel)
+        if os.path.islink(full) or not os.path.exists(full):
+            raise SnapshotError(f"{origin}: manifest lists {rel!r}, which the bundle does not hold")
+    return manifest
+
+
+def _referenced_files(manifest: dict[str, Any]) -> list[str]:
+    refs: list[str] = []
+    for c in manifest.get("commands") or []:
+        refs += [c[k] for k in ("stdout", "stderr") if isinstance(c, dict) and c.get(k)]
+    for f in (manifest.get("files") or {}).values():
+        if isinstance(f, dict) and f.get("content"):
+            refs.append(f["content"])
+    refs += [v for v in (manifest.get("inputs") or {}).values() if isinstance(v, str)]
+    if isinstance(manifest.get("policy"), str):
+        refs.append(manifest["policy"])
+    return refs
+
+
+class SnapshotHost(Host):
+    """Replays a bundle written by `ascend-audit collect`; unrecorded questions get a clear answer."""
+
+    kind = "snapshot"
+
+    def __init__(self, bundle: str) -> None:
+        self.bundle = bundle
+        self._tmp: str | None = None
+        if os.path.isdir(bundle):
+            self.root = bundle
+        elif os.path.isfile(bundle):
+            self._tmp = tempfile.mkdtemp(prefix="ascend-audit-snap-")
+            try:
+                extract_bundle(bundle, self._tmp)
+            except BaseException:
+                self.close()
+                raise
+            self.root = self._tmp
+        else:
+            raise SnapshotError(f"{bundle}: no such snapshot file or directory")
+        try:
+            self.manifest = load_manifest(self.root, bundle)
+        except BaseException:
+            self.close()
+            raise
+        m = self.manifest
+        self.sysroot = m.get("sysroot", "/")
+        self._commands = {tuple(c["argv"]): c for c in m.get("commands") or []}
+
+    def policy_text(self) -> str | None:
+        """The policy the bundle was collected with, if it carries one."""
+        rel = self.manifest.get("policy")
+        return self._read_member(rel) if rel else None
+
+    def close(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _read_member(self, rel: str | None) -> str:
+        if not rel:
+            return ""
+        with open(os.path.join(self.root, rel), "rb") as fh:
+            return fh.read().decode("utf-8", errors="replace")
+
+    def run_many(self, argvs, timeout=None):  # type: ignore[no-untyped-def]
+        out = []
+        for argv in argvs:
+            rec = self._commands.get(tuple(argv))
+            if rec is None:
+                out.append(CommandResult(tuple(argv), "missing", error=NOT_RECORDED))
+                continue
+            out.append(
+                CommandResult(
+                    tuple(rec["argv"]),
+                    rec.get("status", "error"),
+                    rec.get("rc"),
+                    self._read_member(rec.get("stdout")),
+                    self._read_member(rec.get("stderr")),
+                    float(rec.get("duration_ms") or 0.0),
+                    bool(rec.get("truncated")),
+                    rec.get("error") or "",
+                )
+            )
+        return out
+
+    def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
+        rec = (self.manifest.get("files") or {}).get(path)
+        if rec is None:
+            return FileRead(path, None, NOT_RECORDED)
+        if rec.get("content") is None:
+            return FileRead(path, None, rec.get("error") or "unreadable")
+        text = self._read_member(rec["content"])
+        return FileRead(path, text[:limit], None, bool(rec.get("truncated")) or len(text) > limit)
+
+    def listdir(self, path: str) -> list[str] | None:
+        entries = (self.manifest.get("dirs") or {}).get(path)
+        return list(entries) if entries is not None else None
+
+    def realpath(self, path: str) -> str:
+        return (self.manifest.get("realpaths") or {}).get(path, posixpath.normpath(path))
+
+    def readlink(self, path: str) -> str | None:
+        return (self.manifest.get("links") or {}).get(path)
+
+    def stat(self, path: str) -> StatInfo | None:
+        rec = (self.manifest.get("stats") or {}).get(path)
+        return StatInfo.from_dict(rec) if rec else None
+
+    def env(self) -> dict[str, str]:
+        return dict(self.manifest.get("env") or {})
+
+    def identity(self) -> dict[str, str]:
+        return dict(self.manifest.get("identity") or {})
+
+    def processes(self) -> list[ProcessInfo]:
+        return [ProcessInfo.from_dict(p) for p in self.manifest.get("processes") or []]
+
+    def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
+        return (self.manifest.get("udev") or {}).get(subsystem)
+
+    def which(self, command: str) -> str | None:
+        return (self.manifest.get("which") or {}).get(command)
+
+    def input_path(self, path: str) -> str | None:
+        rel = (self.manifest.get("inputs") or {}).get(path)
+        return os.path.join(self.root, rel) if rel else None
+
+
+class RecordingHost(Host):
+    """Wraps a live host and remembers every answer, to be written as a bundle."""
+
+    kind = "recording"
+
+    def __init__(self, inner: Host) -> None:
+        self.inner = inner
+        self.sysroot = inner.sysroot
+        self._lock = threading.Lock()
+        self.commands: dict[tuple[str, ...], CommandResult] = {}
+        self.files: dict[str, FileRead] = {}
+        self.dirs: dict[str, list[str] | None] = {}
+        self.links: dict[str, str | None] = {}
+        self.realpaths: dict[str, str] = {}
+        self.stats: dict[str, StatInfo | None] = {}
+        self.whiches: dict[str, str | None] = {}
+        self.udevs: dict[str, list[dict[str, Any]] | None] = {}
+        self.inputs: dict[str, str | None] = {}
+        self._env: dict[str, str] | None = None
+        self._identity: dict[str, str] | None = None
+        self._processes: list[ProcessInfo] | None = None
+
+    def run_many(self, argvs, timeout=None):  # type: ignore[no-untyped-def]
+        results = self.inner.run_many(argvs, timeout)
+        with self._lock:
+            for argv, res in zip(argvs, results, strict=True):
+                self.commands[tuple(argv)] = res
+        return results
+
+    def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
+        res = self.inner.read_text(path, limit)
+        with self._lock:
+            self.files[path] = res
+        return res
+
+    def listdir(self, path: str) -> list[str] | None:
+        res = self.inner.listdir(path)
+        with self._lock:
+            self.dirs[path] = res
+        return res
+
+    def realpath(self, path: str) -> str:
+        res = self.inner.realpath(path)
+        with self._lock:
+            self.realpaths[path] = res
+        return res
+
+    def readlink(self, path: str) -> str | None:
+        res = self.inner.readlink(path)
+        with self._lock:
+            self.links[path] = res
+        return res
+
+    def stat(self, path: str) -> StatInfo | None:
+        res = self.inner.stat(path)
+        with self._lock:
+            self.stats[path] = res
+        return res
+
+    def env(self) -> dict[str, str]:
+        if self._env is None:
+            self._env = self.inner.env()
+        return dict(self._env)
+
+    def identity(self) -> dict[str, str]:
+        if self._identity is None:
+            self._identity = self.inner.identity()
+        return dict(self._identity)
+
+    def processes(self) -> list[ProcessInfo]:
+        if self._processes is None:
+            self._processes = self.inner.processes()
+        return list(self._processes)
+
+    def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
+        res = self.inner.udev(subsystem)
+        with self._lock:
+            self.udevs[subsystem] = res
+        return res
+
+    def which(self, command: str) -> str | None:
+        res = self.inner.which(command)
+        with self._lock:
+            self.whiches[command] = res
+        return res
+
+    def input_path(self, path: str) -> str | None:
+        res = self.inner.input_path(path)
+        with self._lock:
+            self.inputs[path] = res
+        return res
+
+    # writing -----------------------------------------------------------------------------
+    def write_bundle(
+        self,
+        out: str,
+        tool: dict[str, str],
+        run_inputs: dict[str, Any] | None = None,
+        policy_path: str | None = None,
+    ) -> str:
+        """Write everything recorded to `out` (.tar.gz/.tgz → tarball, else a directory)."""
+        as_tar = out.endswith((".tar.gz", ".tgz"))
+        staging = tempfile.mkdtemp(prefix="ascend-audit-collect-") if as_tar else out
+        try:
+            os.makedirs(staging, exist_ok=True)
+            manifest = self._materialise(staging, tool)
+            manifest["run_inputs"] = run_inputs or {}
+            if policy_path:
+                shutil.copyfile(policy_path, os.path.join(staging, "policy.toml"))
+                manifest["policy"] = "policy.toml"
+            with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as fh:
+                json.dump(manifest, fh, indent=1, sort_keys=True)
+                fh.write("\n")
+            if as_tar:
+                tmp_out = out + ".part"
+                with tarfile.open(tmp_out, "w:gz") as tf:
+                    for dirpath, dirnames, filenames in os.walk(staging):
+                        dirnames.sort()
+                        for name in sorted(filenames):
+                            full = os.path.join(dirpath, name)
+                            tf.add(full, arcname=os.path.relpath(full, staging), recursive=False)
+                os.replace(tmp_out, out)
+        finally:
+            if as_tar:
+                shutil.rmtree(staging, ignore_errors=True)
+        return out
+
+    def _materialise(self, root: str, tool: dict[str, str]) -> dict[str, Any]:
+        def put(rel: str, text: str) -> str:
+            full = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w", encoding="utf-8", errors="replace") as fh:
+                fh.write(text)
+            return rel
+
+        commands = []
+        for i, (argv, res) in enumerate(sorted(self.commands.items())):
+            rec = res.to_dict()
+            rec["argv"] = list(argv)
+            rec["stdout"] = put(f"commands/{i:04d}.out", res.stdout) if res.stdout else None
+            rec["stderr"] = put(f"commands/{i:04d}.err", res.stderr) if res.stderr else None
+            commands.append(rec)
+        files: dict[str, Any] = {}
+        for path, fr in sorted(self.files.items()):
+            if fr.text is None:
+                files[path] = {"content": None, "error": fr.error}
+            else:
+                rel = "files/" + path.lstrip("/")
+                files[path] = {"content": put(rel, fr.text), "truncated": fr.truncated}
+        inputs: dict[str, str | None] = {}
+        for i, (orig, local) in enumerate(sorted(self.inputs.items())):
+            inputs[orig] = _copy_input(local, root, f"inputs/{i:03d}") if local else None
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "tool": tool,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "sysroot": self.sysroot,
+            "identity": self.identity(),
+            "env": self.env(),
+            "processes": [p.to_dict() for p in self.processes()],
+            "commands": commands,
+            "files": files,
+            "dirs": dict(sorted(self.dirs.items())),
+            "links": dict(sorted(self.links.items())),
+            "realpaths": dict(sorted(self.realpaths.items())),
+            "stats": {k: (v.to_dict() if v else None) for k, v in sorted(self.stats.items())},
+            "which": dict(sorted(self.whiches.items())),
+            "udev": self.udevs,
+            "inputs": inputs,
+        }
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _copy_input(local: str, root: str, rel_dir: str) -> str:
+    """Copy a user input (file or directory of plain files) into the bundle; returns its path."""
+    name = os.path.basename(os.path.normpath(local)) or "input"
+    rel = f"{rel_dir}/{name}"
+    dest = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    if os.path.isdir(local):
+        shutil.copytree(local, dest, symlinks=False, ignore_dangling_symlinks=True)
+    else:
+        shutil.copyfile(local, dest)
+    return rel
+

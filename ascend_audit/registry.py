@@ -1,0 +1,235 @@
+"""Check registry: built-in checks, entry-point plug-ins and drop-in modules, with validated metadata.
+
+A check is a decorated function `fn(ctx) -> Outcome`. Its metadata (title, layer, severity,
+rationale, remediation, evidence used) lives as data in a TOML file beside the module
+(`disk.py` → `disk.toml`, one table per check id), or in the decorator's keywords for plug-ins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from ascend_audit.model import LAYERS, SEVERITIES
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+ENTRY_POINT_GROUP = "ascend_audit.checks"
+META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence")
+CheckFunc = Callable[[Any], Any]
+
+
+class RegistryError(Exception):
+    """A check that cannot be registered; the message names it and its origin."""
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A registered check: stable id, metadata and the function that judges."""
+
+    id: str
+    layer: str
+    title: str
+    severity: str
+    rationale: str
+    remediation: str
+    evidence: tuple[str, ...]
+    func: CheckFunc
+    origin: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "layer": self.layer,
+            "title": self.title,
+            "severity": self.severity,
+            "rationale": self.rationale,
+            "remediation": self.remediation,
+            "evidence": list(self.evidence),
+            "origin": self.origin,
+        }
+
+
+def check(check_id: str, **meta: Any) -> Callable[[CheckFunc], CheckFunc]:
+    """Mark a function as a check; metadata keywords override the module's TOML sidecar."""
+    unknown = set(meta) - set(META_KEYS)
+    if unknown:
+        raise RegistryError(f"check {check_id}: unknown metadata {sorted(unknown)}")
+
+    def mark(fn: CheckFunc) -> CheckFunc:
+        fn.__ascend_check__ = {"id": check_id, **meta}  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def _sidecar(module: ModuleType) -> dict[str, Any]:
+    path = getattr(module, "__file__", None)
+    if not path:
+        return {}
+    toml_path = os.path.splitext(path)[0] + ".toml"
+    if not os.path.isfile(toml_path):
+        return {}
+    try:
+        with open(toml_path, "rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RegistryError(f"{toml_path}: check metadata is not valid TOML: {exc}") from None
+
+
+class Registry:
+    """All checks known to one run, in layer order then registration order."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, CheckSpec] = {}
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def get(self, check_id: str) -> CheckSpec | None:
+        return self._specs.get(check_id)
+
+    def all(self) -> list[CheckSpec]:
+        order = {name: i for i, name in enumerate(LAYERS)}
+        return sorted(self._specs.values(), key=lambda s: order[s.layer])
+
+    def for_layer(self, layer: str) -> list[CheckSpec]:
+        return [s for s in self.all() if s.layer == layer]
+
+    def add(self, spec: CheckSpec) -> None:
+        other = self._specs.get(spec.id)
+        if other is not None:
+            raise RegistryError(
+                f"check id {spec.id} is defined twice: in {other.origin} and in {spec.origin}; "
+                "ids must be unique"
+            )
+        self._specs[spec.id] = spec
+
+    def add_function(self, fn: CheckFunc, origin: str, sidecar: dict[str, Any] | None = None) -> None:
+        marked = getattr(fn, "__ascend_check__", None)
+        if not marked:
+            raise RegistryError(f"{origin}: {fn!r} is not decorated with @check")
+        cid = marked["id"]
+        meta = {**(sidecar or {}).get(cid, {}), **{k: v for k, v in marked.items() if k != "id"}}
+        self.add(_validated(cid, meta, fn, origin))
+
+    def add_module(self, module: ModuleType, origin: str | None = None) -> int:
+        """Register every @check function of a module; returns how many."""
+        origin = origin or module.__name__
+        sidecar = _sidecar(module)
+        found = [
+            obj
+            for obj in vars(module).values()
+            if callable(obj)
+            and getattr(obj, "__ascend_check__", None)
+            and getattr(obj, "__module__", None) == module.__name__
+        ]
+        for fn in found:
+            self.add_function(fn, origin, sidecar)
+        ids = {fn.__ascend_check__["id"] for fn in found}  # type: ignore[attr-defined]
+        stray = set(sidecar) - ids
+        if stray:
+            raise RegistryError(f"{origin}: metadata for {sorted(stray)} but no such @check")
+        return len(found)
+
+
+def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> CheckSpec:
+    if not isinstance(cid, str) or not cid.strip():
+        raise RegistryError(f"{origin}: a check has an empty id")
+    layer = meta.get("layer")
+    if not layer:
+        raise RegistryError(
+            f"check {cid} in {origin} has no layer; give layer= in @check or in its TOML metadata"
+        )
+    if layer not in LAYERS:
+        raise RegistryError(f"check {cid} in {origin}: unknown layer {layer!r}; use one of {LAYERS}")
+    severity = meta.get("severity", "medium")
+    if severity not in SEVERITIES:
+        raise RegistryError(f"check {cid} in {origin}: severity {severity!r} not in {SEVERITIES}")
+    title = meta.get("title")
+    if not title:
+        raise RegistryError(f"check {cid} in {origin} has no title")
+    unknown = set(meta) - set(META_KEYS)
+    if unknown:
+        raise RegistryError(f"check {cid} in {origin}: unknown metadata keys {sorted(unknown)}")
+    evidence = meta.get("evidence") or ()
+    if isinstance(evidence, str):
+        evidence = (evidence,)
+    return CheckSpec(
+        cid,
+        layer,
+        str(title),
+        severity,
+        str(meta.get("rationale", "")).strip(),
+        str(meta.get("remediation", "")).strip(),
+        tuple(evidence),
+        fn,
+        origin,
+    )
+
+
+def _builtin_modules() -> Iterable[ModuleType]:
+    import ascend_audit.checks as pkg
+
+    for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+        if not info.ispkg:
+            yield importlib.import_module(info.name)
+
+
+def _entry_point_objects() -> Iterable[tuple[str, Any]]:
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            yield f"entry point {ep.name} ({ep.value})", ep.load()
+        except Exception as exc:
+            raise RegistryError(f"entry point {ep.name} ({ep.value}) failed to load: {exc}") from exc
+
+
+def _load_file(path: str) -> ModuleType:
+    name = "ascend_audit_dropin_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RegistryError(f"{path}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise RegistryError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def load_registry(
+    checks_dirs: Iterable[str] = (), entry_points: bool = True, builtins: bool = True
+) -> Registry:
+    """Built-in checks, then entry-point plug-ins, then drop-in files from --checks-dir."""
+    reg = Registry()
+    if builtins:
+        for module in _builtin_modules():
+            reg.add_module(module)
+    if entry_points:
+        for origin, obj in _entry_point_objects():
+            if isinstance(obj, ModuleType):
+                reg.add_module(obj, origin)
+            else:
+                reg.add_function(obj, origin)
+    for directory in checks_dirs:
+        if not os.path.isdir(directory):
+            raise RegistryError(f"--checks-dir {directory}: not a directory")
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".py") and not name.startswith("_"):
+                path = os.path.join(directory, name)
+                reg.add_module(_load_file(path), path)
+    return reg

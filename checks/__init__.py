@@ -1,0 +1,1 @@
+"""Built-in checks, one module a concern, grouped by layer."""

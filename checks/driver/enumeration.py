@@ -1,0 +1,92 @@
+"""NPU enumeration: npu-smi answers, and npu-smi, PCI and /dev/davinci agree on what is there."""
+
+from __future__ import annotations
+
+from ascend_audit.context import Context
+from ascend_audit.model import Evidence, Outcome, fail, passed, warn
+from ascend_audit.registry import check
+
+
+def _absent_everywhere(ctx: Context) -> Outcome | None:
+    """The plain case of a node without NPUs: say so with all three sources as evidence."""
+    run = ctx.fact("npu_smi")
+    pci, dev = ctx.fact("pci"), ctx.fact("dev_nodes")
+    if run.result.status != "missing" or pci.npus or dev.davinci_indices:
+        return None
+    return fail(
+        "no NPU on this node: no npu-smi on PATH, no /dev/davinci* device, "
+        "no Ascend PCI function (vendor 0x19e5)",
+        [
+            run.result.evidence(),
+            Evidence("file", "/sys/bus/pci/devices", "no function with an Ascend device id"),
+            Evidence("file", "/dev", "no davinci device nodes", {"davinci": []}),
+        ],
+        remediation="Run the audit on the NPU node itself (or pass --sysroot / --snapshot); "
+        "if this is the NPU node, install the Ascend driver package (HDK) and reboot.",
+    )
+
+
+@check("DRV-NPU-001")
+def npu_enumeration(ctx: Context) -> Outcome:
+    absent = _absent_everywhere(ctx)
+    if absent:
+        return absent
+    run = ctx.fact("npu_smi")
+    res = run.result
+    if res.status == "timeout":
+        return fail(f"npu-smi hung: {res.describe()}", [res.evidence()])
+    if not res.ok:
+        return fail(f"npu-smi failed: {res.describe()}", [res.evidence()])
+    info = run.info
+    if info is None or not info.chips:
+        problems = "; ".join(info.problems[:3]) if info else "empty output"
+        return fail(f"npu-smi listed no NPU ({problems})", [res.evidence()])
+    evidence = [res.evidence(npus=list(info.npus), chips=info.chip_count)]
+    findings: list[Outcome] = []
+    expected = ctx.policy["driver.expected_npu_count"]
+    if expected and len(info.npus) != expected:
+        findings.append(fail(f"{len(info.npus)} NPUs listed, policy expects {expected}"))
+    expected_chips = ctx.policy["driver.expected_chip_count"]
+    if expected_chips and info.chip_count != expected_chips:
+        findings.append(fail(f"{info.chip_count} chips listed, policy expects {expected_chips}"))
+    findings += _cross_check(ctx, info, evidence)
+    if info.problems:
+        findings.append(warn(f"npu-smi table partly unreadable: {info.problems[0]}"))
+    bad = [f for f in findings if f.status.value in ("FAIL", "WARN")]
+    summary = f"{len(info.npus)} NPUs / {info.chip_count} chips listed by npu-smi"
+    if not bad:
+        return passed(summary + "; PCI and /dev/davinci agree", evidence, npus=len(info.npus))
+    status_fail = [f for f in bad if f.status.value == "FAIL"]
+    worst = status_fail[0] if status_fail else bad[0]
+    joined = "; ".join(f.summary for f in bad)
+    return Outcome(worst.status, f"{summary}: {joined}", evidence, {"npus": len(info.npus)})
+
+
+def _cross_check(ctx: Context, info, evidence: list[Evidence]) -> list[Outcome]:  # type: ignore[no-untyped-def]
+    """PCI functions, /dev/davinciN and npu-smi chips must tell the same story."""
+    out: list[Outcome] = []
+    pci, dev = ctx.fact("pci"), ctx.fact("dev_nodes")
+    pci_chips = sum(n.chips for n in pci.npus if not n.virtual_function)
+    dev_ids = dev.davinci_indices
+    evidence.append(
+        Evidence(
+            "file",
+            "/sys/bus/pci/devices",
+            "\n".join(f"{n.bdf} {n.device_id} {n.family or '?'}" for n in pci.npus),
+            {"pci_functions": len(pci.npus), "chips_behind_pci": pci_chips},
+        )
+    )
+    evidence.append(Evidence("file", "/dev/davinci*", "", {"davinci": list(dev_ids)}))
+    smi_bus = {c.bus_id for c in info.chips if c.bus_id}
+    unseen = [n.bdf for n in pci.npus if n.bdf not in smi_bus and not n.virtual_function]
+    if pci.npus and smi_bus and unseen:
+        out.append(fail(f"PCI functions absent from npu-smi: {', '.join(unseen)}"))
+    elif pci.npus and pci_chips != info.chip_count:
+        out.append(fail(f"PCI shows {pci_chips} chips but npu-smi lists {info.chip_count}"))
+    if not pci.npus:
+        out.append(warn("no Ascend PCI function visible in sysfs (container without /sys?)"))
+    if dev_ids and len(dev_ids) != info.chip_count:
+        out.append(fail(f"{len(dev_ids)} /dev/davinci nodes but npu-smi lists {info.chip_count}"))
+    if not dev_ids:
+        out.append(fail("no /dev/davinciN device node: the service cannot reach any NPU"))
+    return out

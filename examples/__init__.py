@@ -1,0 +1,1 @@
+"""Bundled example node snapshots (`ascend-audit run --example NAME`)."""

@@ -1,0 +1,1 @@
+"""Renderers of the one Report: terminal, JSON, HTML, JUnit, Markdown."""
