@@ -145,9 +145,7 @@ def main() -> None:
     type=click.Path(exists=True),
     help="Replay a bundle written by `ascend-audit collect` instead of reading this node.",
 )
-@click.option(
-    "--example", help="Audit a bundled example node; `--example list` shows the choices."
-)
+@click.option("--example", help="Audit a bundled example node; `--example list` shows the choices.")
 @click.option("--only", multiple=True, help="Run only these check ids (comma list, repeatable).")
 @click.option("--skip", multiple=True, help="Do not run these check ids (comma list, repeatable).")
 @click.option(

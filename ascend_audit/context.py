@@ -1,4 +1,4 @@
-"""What a check sees: the host, the policy, the user's inputs and the facts gathered once per run."""
+"""What a check sees: the host, the policy, the user's inputs, and facts gathered once per run."""
 
 from __future__ import annotations
 
@@ -65,9 +65,10 @@ class Inputs:
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.traces or self.serving_logs or self.serving_configs or self.bench_results
-        ) and not self.python
+        return (
+            not (self.traces or self.serving_logs or self.serving_configs or self.bench_results)
+            and not self.python
+        )
 
 
 @dataclass

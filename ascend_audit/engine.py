@@ -155,9 +155,7 @@ def run_audit(
     layers: list[LayerReport] = []
     for layer in LAYERS:
         if layer not in sel.layers:
-            layers.append(
-                LayerReport(layer, Verdict.MISSING, False, [], "not selected (--layers)")
-            )
+            layers.append(LayerReport(layer, Verdict.MISSING, False, [], "not selected (--layers)"))
             continue
         prog.layer_started(layer)
         blockers = [r.id for r in results if r.status in GATING]

@@ -1,4 +1,4 @@
-"""The inventory: what the audit learned about the node, as facts a reader can use without checks."""
+"""The inventory: what the audit learned about the node, usable without reading the checks."""
 
 from __future__ import annotations
 

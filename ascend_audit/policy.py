@@ -187,13 +187,18 @@ def _line_of(text: str, section: str, key: str | None, nth_table: int | None = N
             current = m.group(1).strip().strip('"')
             if current == section and line.startswith("[["):
                 seen_tables += 1
-            if key is None and current == section:
-                if nth_table is None or seen_tables == nth_table:
-                    return no
-            continue
-        if key and current == section and (nth_table is None or seen_tables == nth_table):
-            if re.match(rf"^\"?{re.escape(key)}\"?\s*=", line):
+            in_table = nth_table is None or seen_tables == nth_table
+            if key is None and current == section and in_table:
                 return no
+            continue
+        in_table = nth_table is None or seen_tables == nth_table
+        if (
+            key
+            and current == section
+            and in_table
+            and re.match(rf"^\"?{re.escape(key)}\"?\s*=", line)
+        ):
+            return no
     return 0
 
 
@@ -255,7 +260,8 @@ def _waiver(body: Any, loc: str, index: int, text: str) -> Waiver:
     unknown = set(body) - WAIVER_KEYS
     if unknown:
         raise PolicyError(
-            f"{loc}: unknown key '{sorted(unknown)[0]}' in [[waivers]]; known: check, reason, expires"
+            f"{loc}: unknown key '{sorted(unknown)[0]}' in [[waivers]]; "
+            "known: check, reason, expires"
         )
     missing = WAIVER_KEYS - set(body)
     if missing:

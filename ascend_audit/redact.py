@@ -1,4 +1,4 @@
-"""Redaction of secrets in environment values, command lines and free text before they become evidence."""
+"""Redaction of secrets in environment values, command lines and free text, before evidence."""
 
 from __future__ import annotations
 
@@ -37,12 +37,12 @@ def is_secret_name(name: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """Mask secrets inside free text: URL passwords, key=value pairs, bearer and known token shapes."""
+    """Mask secrets in free text: URL passwords, key=value pairs, bearer and known token shapes."""
     if not text:
         return text
     text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
-    text = _KV_SECRET.sub(lambda m: f"{m['key']}{m['sep']}{m['q']}{MASK}", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    text = _KV_SECRET.sub(lambda m: f"{m['key']}{m['sep']}{m['q']}{MASK}", text)
     return _TOKEN_SHAPES.sub(MASK, text)
 
 

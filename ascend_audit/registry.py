@@ -1,4 +1,4 @@
-"""Check registry: built-in checks, entry-point plug-ins and drop-in modules, with validated metadata.
+"""Check registry: built-ins, entry-point plug-ins and drop-in modules, with validated metadata.
 
 A check is a decorated function `fn(ctx) -> Outcome`. Its metadata (title, layer, severity,
 rationale, remediation, evidence used) lives as data in a TOML file beside the module
@@ -115,7 +115,9 @@ class Registry:
             )
         self._specs[spec.id] = spec
 
-    def add_function(self, fn: CheckFunc, origin: str, sidecar: dict[str, Any] | None = None) -> None:
+    def add_function(
+        self, fn: CheckFunc, origin: str, sidecar: dict[str, Any] | None = None
+    ) -> None:
         marked = getattr(fn, "__ascend_check__", None)
         if not marked:
             raise RegistryError(f"{origin}: {fn!r} is not decorated with @check")
@@ -152,7 +154,9 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
             f"check {cid} in {origin} has no layer; give layer= in @check or in its TOML metadata"
         )
     if layer not in LAYERS:
-        raise RegistryError(f"check {cid} in {origin}: unknown layer {layer!r}; use one of {LAYERS}")
+        raise RegistryError(
+            f"check {cid} in {origin}: unknown layer {layer!r}; use one of {LAYERS}"
+        )
     severity = meta.get("severity", "medium")
     if severity not in SEVERITIES:
         raise RegistryError(f"check {cid} in {origin}: severity {severity!r} not in {SEVERITIES}")
@@ -193,7 +197,9 @@ def _entry_point_objects() -> Iterable[tuple[str, Any]]:
         try:
             yield f"entry point {ep.name} ({ep.value})", ep.load()
         except Exception as exc:
-            raise RegistryError(f"entry point {ep.name} ({ep.value}) failed to load: {exc}") from exc
+            raise RegistryError(
+                f"entry point {ep.name} ({ep.value}) failed to load: {exc}"
+            ) from exc
 
 
 def _load_file(path: str) -> ModuleType:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from ascend_audit.model import Report
 from ascend_audit.reports.json_report import write_report
+
+from ascend_audit.model import Report
 
 
 def render_outputs(report: Report, json_path: str | None, output_dir: str | None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import shutil
@@ -97,7 +98,7 @@ def execute(
     env: dict[str, str] | None = None,
     cap: int = OUTPUT_CAP,
 ) -> CommandResult:
-    """Run one resolved command without a shell: bounded time, bounded output, whole process group."""
+    """Run a resolved command without a shell: bounded time and output, whole process group."""
     argv_t = tuple(argv)
     shown = tuple(redact_argv(argv_t))
     start = time.monotonic()
@@ -126,10 +127,8 @@ def execute(
         t.start()
 
     def kill_group() -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     deadline = start + timeout
     status, error = "", ""
@@ -157,10 +156,8 @@ def execute(
         for t in readers:
             t.join(timeout=1.0)
     for pipe in (proc.stdout, proc.stderr):
-        try:
+        with contextlib.suppress(OSError):
             pipe.close()
-        except OSError:
-            pass
     rc = proc.returncode
     if not status:
         if rc is not None and rc < 0:
@@ -199,16 +196,15 @@ class LiveHost(Host):
         self._lock = threading.Lock()
 
     # paths -------------------------------------------------------------------------------
-    def local(self, path: str) -> str:
-        """Local filesystem path of a node path."""
+    def _joined(self, path: str) -> str:
         rel = os.path.normpath("/" + path).lstrip("/")
         return os.path.join(self.sysroot, rel) if rel else self.sysroot
 
-    def _node(self, local_path: str) -> str:
+    def local(self, path: str) -> str:
+        """Local filesystem path of a node path; absolute links are followed inside the sysroot."""
         if self.sysroot == "/":
-            return local_path
-        rel = os.path.relpath(local_path, self.sysroot)
-        return "/" + ("" if rel == "." else rel)
+            return self._joined(path)
+        return self._joined(self.realpath(path))
 
     def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
         try:
@@ -238,7 +234,7 @@ class LiveHost(Host):
                 continue
             candidate = "/" + "/".join([*resolved, part])
             try:
-                target = os.readlink(self.local(candidate))
+                target = os.readlink(self._joined(candidate))
             except OSError:
                 resolved.append(part)
                 continue
@@ -251,8 +247,9 @@ class LiveHost(Host):
         return "/" + "/".join(resolved)
 
     def readlink(self, path: str) -> str | None:
+        parent, name = os.path.split(os.path.normpath("/" + path))
         try:
-            return os.readlink(self.local(path))
+            return os.readlink(os.path.join(self.local(parent), name))
         except OSError:
             return None
 

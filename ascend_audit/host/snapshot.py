@@ -38,11 +38,11 @@ def extract_bundle(path: str, dest: str) -> None:
     """Unpack a .tar.gz bundle into dest, refusing anything that could escape or explode."""
     try:
         packed = os.path.getsize(path)
-        tf = tarfile.open(path, "r:*")
-    except (OSError, tarfile.TarError) as exc:
+        tf = tarfile.open(path, "r:*")  # noqa: SIM115 - closed by the `with` below
+        members = tf.getmembers()
+    except (OSError, tarfile.TarError, EOFError) as exc:
         raise SnapshotError(f"{path}: not a readable snapshot bundle ({exc})") from None
     with tf:
-        members = tf.getmembers()
         total = 0
         for m in members:
             if not _safe_member_name(m.name):
@@ -119,7 +119,7 @@ def _referenced_files(manifest: dict[str, Any]) -> list[str]:
 
 
 class SnapshotHost(Host):
-    """Replays a bundle written by `ascend-audit collect`; unrecorded questions get a clear answer."""
+    """Replays a bundle written by `ascend-audit collect`; unrecorded questions get clear answers."""
 
     kind = "snapshot"
 
@@ -414,4 +414,3 @@ def _copy_input(local: str, root: str, rel_dir: str) -> str:
     else:
         shutil.copyfile(local, dest)
     return rel
-

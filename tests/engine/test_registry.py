@@ -1,0 +1,82 @@
+"""Registry: built-ins, entry-point plug-ins, --checks-dir drop-ins, refusal of bad checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ascend_audit.registry import RegistryError, load_registry
+
+PLUGIN = textwrap.dedent(
+    """
+    from ascend_audit.model import passed
+    from ascend_audit.registry import check
+
+    @check("SITE-001", layer="driver", title="site rule", severity="low",
+           rationale="because", remediation="do it")
+    def site_rule(ctx):
+        return passed("site rule holds")
+    """
+)
+
+
+def test_builtins_load_with_metadata():
+    reg = load_registry(entry_points=False)
+    spec = reg.get("DRV-NPU-001")
+    assert spec is not None and spec.layer == "driver"
+    assert spec.rationale and spec.remediation and spec.evidence
+
+
+def test_checks_dir_adds_drop_in_checks(tmp_path):
+    (tmp_path / "site.py").write_text(PLUGIN)
+    reg = load_registry([str(tmp_path)], entry_points=False)
+    assert reg.get("SITE-001").title == "site rule"
+
+
+def test_duplicate_ids_are_refused(tmp_path):
+    (tmp_path / "a.py").write_text(PLUGIN)
+    (tmp_path / "b.py").write_text(PLUGIN)
+    with pytest.raises(RegistryError, match="SITE-001 is defined twice"):
+        load_registry([str(tmp_path)], entry_points=False)
+
+
+def test_check_without_layer_is_refused(tmp_path):
+    (tmp_path / "nolayer.py").write_text(PLUGIN.replace('layer="driver", ', ""))
+    with pytest.raises(RegistryError, match="has no layer"):
+        load_registry([str(tmp_path)], entry_points=False)
+
+
+def test_sidecar_metadata_for_missing_check_is_refused(tmp_path):
+    (tmp_path / "side.py").write_text(PLUGIN)
+    (tmp_path / "side.toml").write_text('["SITE-999"]\nlayer = "driver"\ntitle = "ghost"\n')
+    with pytest.raises(RegistryError, match="SITE-999"):
+        load_registry([str(tmp_path)], entry_points=False)
+
+
+def test_broken_drop_in_names_the_file(tmp_path):
+    (tmp_path / "broken.py").write_text("import nonexistent_module_xyz\n")
+    with pytest.raises(RegistryError, match=r"broken\.py: failed to import"):
+        load_registry([str(tmp_path)], entry_points=False)
+
+
+def test_entry_point_plugin_is_loaded(tmp_path):
+    """A distribution declaring the `ascend_audit.checks` entry point contributes its checks."""
+    (tmp_path / "site_checks.py").write_text(PLUGIN)
+    dist = tmp_path / "site_checks-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: site-checks\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[ascend_audit.checks]\nsite = site_checks\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-m", "ascend_audit", "checks"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "SITE-001" in out.stdout and "DRV-NPU-001" in out.stdout
