@@ -28,7 +28,9 @@ def gatherer(
 
 def _load_gatherers() -> None:
     # The gather modules register themselves on import; import them only when facts are needed.
-    from ascend_audit.gather import driver, framework, operator  # noqa: F401
+    from ascend_audit.gather import gather_modules
+
+    gather_modules()
 
 
 @dataclass(frozen=True)

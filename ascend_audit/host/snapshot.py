@@ -119,7 +119,7 @@ def _referenced_files(manifest: dict[str, Any]) -> list[str]:
 
 
 class SnapshotHost(Host):
-    """Replays a bundle written by `ascend-audit collect`; unrecorded questions get clear answers."""
+    """Replays a bundle written by `ascend-audit collect`; unrecorded questions say so."""
 
     kind = "snapshot"
 
