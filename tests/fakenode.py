@@ -87,12 +87,20 @@ def npu_smi_info(npus: list[FakeNpu], version: str = "24.1.rc3") -> str:
         lines.append(sep_eq)
     lines += [
         sep,
-        _row(("NPU     Chip", w1), ("Process id", w2), ("Process name             | Process memory(MB)", w3)),
+        _row(
+            ("NPU     Chip", w1),
+            ("Process id", w2),
+            ("Process name             | Process memory(MB)", w3),
+        ),
         sep_eq,
     ]
     for n in npus:
         if not n.processes:
-            lines.append(_row((f"No running processes found in NPU {n.npu_id}", total),))
+            lines.append(
+                _row(
+                    (f"No running processes found in NPU {n.npu_id}", total),
+                )
+            )
         for pid, pname, mem in n.processes:
             lines.append(
                 _row((f"{n.npu_id:<7} 0", w1), (str(pid), w2), (f"{pname:<24} | {mem}", w3))
@@ -143,7 +151,8 @@ def npu_smi_topo(npus: list[FakeNpu], affinity: tuple[str, ...] = AFFINITY_910B)
         "Legend:",
         "",
         "  X    = Self",
-        "  SYS  = Path traversing PCIe and NUMA nodes. Nodes are connected through SMP, such as QPI, UPI.",
+        "  SYS  = Path traversing PCIe and NUMA nodes. "
+        "Nodes are connected through SMP, such as QPI, UPI.",
         "  PHB  = Path traversing PCIe and the PCIe host bridge of a CPU.",
         "  PIX  = Path traversing a single PCIe switch",
         "  PXB  = Path traversing multiple PCIe switches",

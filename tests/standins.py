@@ -8,7 +8,7 @@ import stat
 import sys
 from pathlib import Path
 
-_DISPATCH = '''#!{python}
+_DISPATCH = """#!{python}
 import json, sys, time
 table = json.load(open({table!r}))
 key = " ".join(sys.argv[1:])
@@ -20,13 +20,13 @@ time.sleep(entry.get("sleep", 0))
 sys.stdout.write(entry.get("stdout", ""))
 sys.stderr.write(entry.get("stderr", ""))
 sys.exit(entry.get("rc", 0))
-'''
+"""
 
 
 def standin(bindir: Path, name: str, outputs: dict[str, str | dict]) -> Path:
     """Write a stand-in `name` into bindir answering `argv[1:]` joined by spaces.
 
-    Each value is stdout text, or a dict with stdout / stderr / rc / sleep. Key "*" answers anything.
+    Each value is stdout text, or a dict with stdout / stderr / rc / sleep; "*" answers anything.
     """
     bindir.mkdir(parents=True, exist_ok=True)
     table = {k: ({"stdout": v} if isinstance(v, str) else v) for k, v in outputs.items()}

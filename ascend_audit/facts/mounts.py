@@ -135,8 +135,8 @@ def parse_mountinfo(text: str | None) -> MountTable:
                 problems.append(f"mountinfo line {lineno}: malformed: {line[:120]!r}")
             continue
         m = _DEVNUM_RE.match(fields[2])
-        mount_id = fields[0] if fields[0].isdigit() else None
-        parent = fields[1] if fields[1].isdigit() else None
+        mount_id = fields[0] if fields[0].isdecimal() else None
+        parent = fields[1] if fields[1].isdecimal() else None
         mounts.append(
             Mount(
                 mount_point=unescape_mount_field(fields[4]),

@@ -102,7 +102,7 @@ def parse_link_width(text: str | None) -> int | None:
     if not isinstance(text, str):
         return None
     s = text.strip().lower().removeprefix("x")
-    if not s.isdigit() or len(s) > 3:
+    if not s.isdecimal() or len(s) > 3:
         return None
     return int(s)
 
@@ -932,7 +932,7 @@ def collect_nvme(reader: SysfsReader) -> NvmeInventory:
 
 
 def _natural(name: str) -> tuple[Any, ...]:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+    return tuple(int(t) if t.isdecimal() else t for t in re.split(r"(\d+)", name))
 
 
 # ---------------------------------------------------------------------------------------------
