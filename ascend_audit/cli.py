@@ -170,6 +170,17 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print evidence sources and timings too.")
 @click.option("--no-color", is_flag=True, help="Never colour the output.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write the HTML report.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
+@click.option(
+    "--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary."
+)
+@click.option(
+    "--prometheus",
+    "prometheus_path",
+    type=click.Path(dir_okay=False),
+    help="Write node_exporter textfile metrics (atomically), e.g. into its textfile directory.",
+)
 def run(**opts: Any) -> None:
     """Audit a node (this one, a --sysroot tree, a --snapshot or an --example).
 
@@ -212,6 +223,10 @@ def collect(**opts: Any) -> None:
         fail_on=None,
         json_path=None,
         output_dir=None,
+        html_path=None,
+        junit_path=None,
+        markdown_path=None,
+        prometheus_path=None,
         verbose=False,
         no_color=True,
     )
@@ -289,7 +304,18 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         if opts.get("snapshot"):
             report.inputs["snapshot"] = opts["snapshot"]
         render_summary(report, sys.stdout, progress.colour)
-        render_outputs(report, opts.get("json_path"), opts.get("output_dir"))
+        render_outputs(
+            report,
+            opts.get("json_path"),
+            opts.get("output_dir"),
+            html_path=opts.get("html_path"),
+            junit_path=opts.get("junit_path"),
+            markdown_path=opts.get("markdown_path"),
+        )
+        if opts.get("prometheus_path"):
+            from ascend_audit.reports.prometheus import write_prometheus
+
+            write_prometheus(report, opts["prometheus_path"])
         if record_to:
             host.write_bundle(
                 record_to,
@@ -361,6 +387,114 @@ def policy_keys() -> None:
     from ascend_audit.policy import describe_schema
 
     click.echo(describe_schema())
+
+
+def _read_report(path: str) -> Any:
+    """Load one JSON report for render/diff/merge; unreadable or invalid → usage error (exit 2)."""
+    from ascend_audit.reports.diff import ReportInputError, load_report
+
+    try:
+        return load_report(path)
+    except ReportInputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+@main.command()
+@click.argument("report_json", type=click.Path(dir_okay=False))
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write the HTML report.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
+@click.option(
+    "--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary."
+)
+def render(
+    report_json: str, html_path: str | None, junit_path: str | None, markdown_path: str | None
+) -> None:
+    """Regenerate HTML, JUnit XML or Markdown from a JSON report.
+
+    \b
+    Examples:
+      ascend-audit render report.json --html report.html
+      ascend-audit render report.json --junit junit.xml --markdown summary.md
+    """
+    if not (html_path or junit_path or markdown_path):
+        raise UsageError("render: give at least one of --html, --junit, --markdown")
+    report, text = _read_report(report_json)
+    from ascend_audit.reports.html import json_sha256, write_html
+    from ascend_audit.reports.junit import write_junit
+    from ascend_audit.reports.markdown import write_markdown
+
+    if html_path:
+        write_html(report, html_path, text)
+        click.echo(f"wrote {html_path}")
+    if junit_path:
+        write_junit(report, junit_path)
+        click.echo(f"wrote {junit_path}")
+    if markdown_path:
+        write_markdown(report, markdown_path, json_sha256(text))
+        click.echo(f"wrote {markdown_path}")
+
+
+@main.command()
+@click.argument("before", type=click.Path(dir_okay=False))
+@click.argument("after", type=click.Path(dir_okay=False))
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the diff as JSON ('-': stdout).",
+)
+def diff(before: str, after: str, json_path: str | None) -> None:
+    """What changed between two audits of a node; exit 1 when something got worse.
+
+    \b
+    Examples:
+      ascend-audit diff before.json after.json
+      ascend-audit diff before.json after.json --json - | jq .worse
+    """
+    import json
+
+    from ascend_audit.reports.diff import diff_reports, render_diff_text
+    from ascend_audit.reports.json_report import write_atomic
+
+    old, _ = _read_report(before)
+    new, _ = _read_report(after)
+    result = diff_reports(old, new)
+    text = json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n"
+    if json_path == "-":
+        click.echo(text, nl=False)
+    else:
+        click.echo(render_diff_text(result), nl=False)
+        if json_path:
+            write_atomic(json_path, text)
+    sys.exit(EXIT_NOT_READY if result["got_worse"] else EXIT_READY)
+
+
+@main.command()
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write the fleet HTML.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the fleet JSON.")
+def merge(reports: tuple[str, ...], html_path: str | None, json_path: str | None) -> None:
+    """Roll node reports up into a fleet view; exit 1 when a node is not ready or nodes disagree.
+
+    \b
+    Examples:
+      ascend-audit merge reports/*.json --html fleet.html --json fleet.json
+    """
+    import json
+
+    from ascend_audit.reports.json_report import write_atomic
+    from ascend_audit.reports.merge import fleet_exit_code, merge_reports, render_fleet_text
+
+    loaded = [(path, _read_report(path)[0]) for path in reports]
+    fleet = merge_reports(loaded)
+    click.echo(render_fleet_text(fleet), nl=False)
+    if json_path:
+        write_atomic(json_path, json.dumps(fleet, indent=2, ensure_ascii=False, default=str) + "\n")
+    if html_path:
+        from ascend_audit.reports.html import render_fleet_html
+
+        write_atomic(html_path, render_fleet_html(fleet))
+    sys.exit(fleet_exit_code(fleet))
 
 
 def entry() -> None:

@@ -6,9 +6,38 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
+from ascend_audit.facts.sysfs import (
+    ASCEND_DEVICE_IDS,
+    ASCEND_VF_DEVICE_IDS,
+    HUAWEI_VENDOR,
+    NetInterface,
+    PcieLink,
+    PciInventory,
+    PciNpu,
+    RdmaDevice,
+    family_of,
+    is_bdf,
+    parse_cpulist,
+    parse_hex_id,
+    parse_int,
+    parse_link_speed,
+    parse_link_width,
+    parse_numa_node,
+)
 from ascend_audit.host.base import CommandResult
 
 NPU_SMI_INFO = ("npu-smi", "info")
+
+
+@dataclass(frozen=True)
+class PciScan(PciInventory):
+    """A PciInventory that remembers how it was read: `udev` (pyudev) or `sysfs`."""
+
+    via: str = "sysfs"
+
+    @classmethod
+    def of(cls, inv: PciInventory, via: str) -> PciScan:
+        return cls(inv.npus, inv.rdma_devices, inv.net_interfaces, inv.problems, via)
 
 
 @dataclass(frozen=True)
@@ -30,9 +59,13 @@ def npu_smi(ctx: Context) -> NpuSmiRun:
 
 @gatherer("pci", "driver")
 def pci(ctx: Context) -> Any:
+    """Ascend PCI functions, RDMA devices and NICs: through udev when libudev works, else sysfs."""
     from ascend_audit.facts.sysfs import collect_pci_npus
 
-    return collect_pci_npus(ctx.host)
+    devices = ctx.host.udev("pci")
+    if devices is not None:
+        return pci_from_udev(devices, ctx.host.udev("infiniband"), ctx.host.udev("net"))
+    return PciScan.of(collect_pci_npus(ctx.host), "sysfs")
 
 
 @gatherer("dev_nodes", "driver")
@@ -61,28 +94,169 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
         ]
         if run.info.driver_version:
             inv["versions"] = {"npu_smi_driver": run.info.driver_version}
-    pci_inv = facts.get("pci")
-    if pci_inv is not None:
-        inv["topology"] = {
-            "pci_npus": [
-                {
-                    "bdf": n.bdf,
-                    "device_id": n.device_id,
-                    "family": n.family,
-                    "numa_node": n.numa_node,
-                    "link": {
-                        "current_speed": n.link.current_speed,
-                        "current_width": n.link.current_width,
-                        "max_speed": n.link.max_speed,
-                        "max_width": n.link.max_width,
-                    },
-                    "driver": n.driver,
-                }
-                for n in pci_inv.npus
-            ],
-            "rdma": [
-                {"name": r.name, "bdf": r.pci_bdf, "numa_node": r.numa_node}
-                for r in pci_inv.rdma_devices
-            ],
-        }
     return inv
+
+
+# ---------------------------------------------------------------------------------------------
+# the same PciInventory, built from udev answers (dicts of sys_path, sys_name, driver, attributes)
+
+UdevDevice = dict[str, Any]
+
+
+def _attrs(dev: UdevDevice) -> dict[str, str]:
+    raw = dev.get("attributes") if isinstance(dev, dict) else None
+    return {str(k): str(v).strip() for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+def _props(dev: UdevDevice) -> dict[str, str]:
+    raw = dev.get("properties") if isinstance(dev, dict) else None
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+def _bdfs_in(sys_path: str) -> list[str]:
+    return [p for p in str(sys_path or "").split("/") if is_bdf(p)]
+
+
+def _udev_link(attrs: dict[str, str]) -> PcieLink:
+    cur, mx = attrs.get("current_link_speed"), attrs.get("max_link_speed")
+    return PcieLink(
+        current_speed=parse_link_speed(cur),
+        current_width=parse_link_width(attrs.get("current_link_width")),
+        max_speed=parse_link_speed(mx),
+        max_width=parse_link_width(attrs.get("max_link_width")),
+        current_speed_raw=cur,
+        max_speed_raw=mx,
+    )
+
+
+def _ids(dev: UdevDevice) -> tuple[int | None, int | None]:
+    attrs, props = _attrs(dev), _props(dev)
+    vendor, device = parse_hex_id(attrs.get("vendor")), parse_hex_id(attrs.get("device"))
+    if (vendor is None or device is None) and ":" in props.get("PCI_ID", ""):
+        v, _, d = props["PCI_ID"].partition(":")
+        vendor, device = vendor or parse_hex_id(v), device or parse_hex_id(d)
+    return vendor, device
+
+
+def _hex(value: int | None) -> str | None:
+    return None if value is None else f"0x{value:04x}"
+
+
+def _udev_npu(dev: UdevDevice, by_bdf: dict[str, UdevDevice], vendor: int, device: int) -> PciNpu:
+    attrs, props = _attrs(dev), _props(dev)
+    bdf = str(dev.get("sys_name") or "")
+    notes: list[str] = []
+    if vendor != HUAWEI_VENDOR:
+        notes.append(f"vendor {_hex(vendor)} is not Huawei (0x19e5); accepted on its device id")
+    sub_vendor = parse_hex_id(attrs.get("subsystem_vendor"))
+    sub_device = parse_hex_id(attrs.get("subsystem_device"))
+    if sub_device is None and ":" in props.get("PCI_SUBSYS_ID", ""):
+        sub_vendor, _, sd = props["PCI_SUBSYS_ID"].partition(":")
+        sub_vendor, sub_device = parse_hex_id(sub_vendor), parse_hex_id(sd)  # type: ignore[assignment]
+    numa_raw, cpus_raw = attrs.get("numa_node"), attrs.get("local_cpulist")
+    cpus = parse_cpulist(cpus_raw)
+    if cpus_raw is not None and cpus is None:
+        notes.append(f"local_cpulist unparseable: {cpus_raw[:80]!r}")
+    if numa_raw is not None and parse_int(numa_raw) is None:
+        notes.append(f"numa_node unparseable: {numa_raw[:80]!r}")
+    chain = _bdfs_in(str(dev.get("sys_path", "")))
+    upstream = chain[-2] if len(chain) >= 2 and chain[-1] == bdf else None
+    up = by_bdf.get(upstream or "")
+    up_link = _udev_link(_attrs(up)) if up is not None else None
+    driver = str(dev.get("driver") or "") or attrs.get("driver") or props.get("DRIVER") or None
+    return PciNpu(
+        bdf=bdf,
+        vendor_id=_hex(vendor),
+        device_id=_hex(device),
+        family=family_of(device),
+        huawei_vendor=vendor == HUAWEI_VENDOR,
+        virtual_function=device in ASCEND_VF_DEVICE_IDS or "physfn" in attrs,
+        subsystem_vendor=_hex(sub_vendor),
+        subsystem_device=_hex(sub_device),
+        chips=2 if (device in (0xD500, 0xD501) and sub_device == 0x0110) else 1,
+        numa_node=parse_numa_node(numa_raw),
+        numa_node_raw=numa_raw,
+        local_cpulist=cpus,
+        local_cpulist_raw=cpus_raw,
+        link=_udev_link(attrs),
+        driver=driver,
+        upstream_bdf=upstream,
+        upstream_link=up_link if up_link is not None and up_link.known else None,
+        sysfs_path=str(dev.get("sys_path", "")),
+        notes=tuple(notes),
+    )
+
+
+def pci_from_udev(
+    pci_devices: list[UdevDevice],
+    infiniband: list[UdevDevice] | None = None,
+    net: list[UdevDevice] | None = None,
+) -> PciScan:
+    """Ascend functions, RDMA devices and NICs from udev's pci / infiniband / net answers."""
+    problems: list[str] = []
+    by_bdf = {
+        str(d.get("sys_name")): d
+        for d in pci_devices
+        if isinstance(d, dict) and is_bdf(str(d.get("sys_name", "")))
+    }
+    if not by_bdf:
+        problems.append("udev lists no PCI functions")
+    npus: list[PciNpu] = []
+    for bdf in sorted(by_bdf):
+        dev = by_bdf[bdf]
+        vendor, device = _ids(dev)
+        if vendor is None or device is None:
+            problems.append(f"{bdf}: vendor/device unreadable in udev attributes")
+            continue
+        cls = parse_hex_id(_attrs(dev).get("class"))
+        if device not in ASCEND_DEVICE_IDS:
+            if vendor == HUAWEI_VENDOR and cls is not None and cls >> 16 == 0x12:
+                problems.append(f"{bdf}: Huawei accelerator with unknown device id {_hex(device)}")
+            continue
+        if vendor != HUAWEI_VENDOR and cls is not None and cls >> 16 != 0x12:
+            continue
+        npus.append(_udev_npu(dev, by_bdf, vendor, device))
+
+    def numa_of(bdf: str | None) -> int | None:
+        d = by_bdf.get(bdf or "")
+        return parse_numa_node(_attrs(d).get("numa_node")) if d is not None else None
+
+    def parent_of(d: UdevDevice) -> str | None:
+        chain = _bdfs_in(str(d.get("sys_path", "")))
+        return chain[-1] if chain else None
+
+    nets = [d for d in net or [] if isinstance(d, dict) and parent_of(d)]
+    rdma: list[RdmaDevice] = []
+    for d in infiniband or []:
+        if not isinstance(d, dict):
+            continue
+        bdf = parent_of(d)
+        link = _udev_link(_attrs(by_bdf[bdf])) if bdf in by_bdf else None
+        rdma.append(
+            RdmaDevice(
+                name=str(d.get("sys_name", "")),
+                pci_bdf=bdf,
+                numa_node=numa_of(bdf),
+                netdevs=tuple(str(n.get("sys_name")) for n in nets if parent_of(n) == bdf),
+                link=link if link is not None and link.known else None,
+                sysfs_path=str(d.get("sys_path", "")),
+            )
+        )
+    interfaces = [
+        NetInterface(
+            name=str(n.get("sys_name", "")),
+            pci_bdf=parent_of(n),
+            numa_node=numa_of(parent_of(n)),
+            operstate=_attrs(n).get("operstate"),
+            speed_mbps=_positive(parse_int(_attrs(n).get("speed"))),
+            mtu=parse_int(_attrs(n).get("mtu")),
+            rdma_devices=tuple(r.name for r in rdma if r.pci_bdf and r.pci_bdf == parent_of(n)),
+            sysfs_path=str(n.get("sys_path", "")),
+        )
+        for n in nets
+    ]
+    return PciScan(tuple(npus), tuple(rdma), tuple(interfaces), tuple(problems), "udev")
+
+
+def _positive(value: int | None) -> int | None:
+    return value if value is not None and value > 0 else None

@@ -1,0 +1,210 @@
+"""Compare two audits of a node: status changes, version changes, NPUs that came or went."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ascend_audit.model import LAYERS, Report
+
+STATUS_RANK = {
+    "PASS": 0,
+    "WAIVED": 1,
+    "SKIP": 2,
+    "WARN": 3,
+    "BLOCKED": 4,
+    "FAIL": 5,
+    "ERROR": 6,
+}
+VERDICT_RANK = {"READY": 0, "DEGRADED": 1, "MISSING": 2, "BLOCKED": 3, "NOT_READY": 4}
+
+
+class ReportInputError(Exception):
+    """An input report could not be read or is not an ascend-audit report; names the file."""
+
+
+def load_report(path: str) -> tuple[Report, str]:
+    """Read and parse one JSON report; returns the Report and the exact text it was read from."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportInputError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportInputError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or "verdict" not in data or "results" not in data:
+        raise ReportInputError(f"{path}: not an ascend-audit JSON report (no verdict/results)")
+    try:
+        report = Report.from_dict(data)
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise ReportInputError(f"{path}: not a valid ascend-audit report: {exc!r}") from None
+    return report, text
+
+
+def flatten_versions(versions: Any, prefix: str = "") -> dict[str, str]:
+    """inventory.versions as flat dotted keys with string values."""
+    out: dict[str, str] = {}
+    if not isinstance(versions, dict):
+        return out
+    for k, v in versions.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten_versions(v, key + "."))
+        elif v is not None:
+            out[key] = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+    return out
+
+
+def npu_key(npu: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """An NPU's identity across audits."""
+    bus = npu.get("bus_id")
+    return (npu.get("npu_id"), npu.get("chip_id"), str(bus).lower() if bus else bus)
+
+
+def _key_text(key: tuple[Any, Any, Any]) -> str:
+    return f"NPU {key[0]} chip {key[1]} bus {key[2]}"
+
+
+def diff_reports(before: Report, after: Report) -> dict[str, Any]:
+    """What changed between two audits; `worse` lists what counts as a regression."""
+    worse: list[str] = []
+    b_res = {r.id: r for r in before.results}
+    a_res = {r.id: r for r in after.results}
+    status_changes = []
+    for cid in [r.id for r in after.results if r.id in b_res]:
+        old, new = b_res[cid].status.value, a_res[cid].status.value
+        if old != new:
+            got_worse = STATUS_RANK.get(new, 9) > STATUS_RANK.get(old, 9)
+            status_changes.append(
+                {
+                    "id": cid,
+                    "layer": a_res[cid].layer,
+                    "before": old,
+                    "after": new,
+                    "worse": got_worse,
+                    "summary": a_res[cid].summary,
+                }
+            )
+            if got_worse:
+                worse.append(f"{cid}: {old} → {new}")
+    added = [
+        {"id": r.id, "layer": r.layer, "status": r.status.value}
+        for r in after.results
+        if r.id not in b_res
+    ]
+    for a in added:
+        if a["status"] in ("FAIL", "ERROR"):
+            worse.append(f"{a['id']}: new check {a['status']}")
+    removed = [
+        {"id": r.id, "layer": r.layer, "status": r.status.value}
+        for r in before.results
+        if r.id not in a_res
+    ]
+
+    layer_changes = []
+    for name in LAYERS:
+        lb, la = before.layer(name), after.layer(name)
+        vb = lb.verdict.value if lb else None
+        va = la.verdict.value if la else None
+        if vb != va:
+            got_worse = vb is not None and va is not None and VERDICT_RANK[va] > VERDICT_RANK[vb]
+            layer_changes.append({"layer": name, "before": vb, "after": va, "worse": got_worse})
+            if got_worse:
+                worse.append(f"layer {name}: {vb} → {va}")
+    overall = {"before": before.verdict.value, "after": after.verdict.value}
+    if VERDICT_RANK[after.verdict.value] > VERDICT_RANK[before.verdict.value]:
+        worse.append(f"overall: {before.verdict.value} → {after.verdict.value}")
+
+    vb_, va_ = (
+        flatten_versions(before.inventory.get("versions")),
+        flatten_versions(after.inventory.get("versions")),
+    )
+    version_changes = [
+        {"key": k, "before": vb_.get(k), "after": va_.get(k)}
+        for k in sorted(set(vb_) | set(va_))
+        if vb_.get(k) != va_.get(k)
+    ]
+
+    def npus(rep: Report) -> dict[tuple[Any, Any, Any], dict[str, Any]]:
+        return {npu_key(n): n for n in rep.inventory.get("npus") or [] if isinstance(n, dict)}
+
+    nb, na = npus(before), npus(after)
+    gone = [dict(nb[k]) for k in nb if k not in na]
+    new = [dict(na[k]) for k in na if k not in nb]
+    changed = [
+        {
+            "npu": _key_text(k),
+            "before": {f: nb[k].get(f) for f in ("name", "health")},
+            "after": {f: na[k].get(f) for f in ("name", "health")},
+        }
+        for k in nb
+        if k in na
+        and (nb[k].get("name"), nb[k].get("health")) != (na[k].get("name"), na[k].get("health"))
+    ]
+    for n in gone:
+        worse.append(f"{_key_text(npu_key(n))} disappeared")
+    return {
+        "before": {"host": before.host.get("hostname"), "started_at": before.started_at},
+        "after": {"host": after.host.get("hostname"), "started_at": after.started_at},
+        "overall": overall,
+        "layers": layer_changes,
+        "status_changes": status_changes,
+        "checks_added": added,
+        "checks_removed": removed,
+        "version_changes": version_changes,
+        "npus_appeared": new,
+        "npus_disappeared": gone,
+        "npus_changed": changed,
+        "worse": worse,
+        "got_worse": bool(worse),
+    }
+
+
+def render_diff_text(d: dict[str, Any]) -> str:
+    """A plain-text account of a diff, worst news first."""
+    lines = [
+        f"before: {d['before']['host']} {d['before']['started_at']}",
+        f"after:  {d['after']['host']} {d['after']['started_at']}",
+        f"overall: {d['overall']['before']} → {d['overall']['after']}",
+    ]
+    if d["worse"]:
+        lines.append("\nGOT WORSE:")
+        lines += [f"  ✗ {w}" for w in d["worse"]]
+    for lc in d["layers"]:
+        lines.append(f"layer {lc['layer']}: {lc['before']} → {lc['after']}")
+    if d["status_changes"]:
+        lines.append("\nstatus changes:")
+        for c in d["status_changes"]:
+            mark = "✗" if c["worse"] else "✓"
+            lines.append(
+                f"  {mark} {c['id']:<16} {c['before']:>7} → {c['after']:<7} {c['summary'][:100]}"
+            )
+    for label, key in (("checks added", "checks_added"), ("checks removed", "checks_removed")):
+        if d[key]:
+            lines.append(f"\n{label}: " + ", ".join(f"{c['id']} ({c['status']})" for c in d[key]))
+    if d["version_changes"]:
+        lines.append("\nversion changes:")
+        lines += [f"  {v['key']}: {v['before']} → {v['after']}" for v in d["version_changes"]]
+    for label, key in (
+        ("NPUs appeared", "npus_appeared"),
+        ("NPUs disappeared", "npus_disappeared"),
+    ):
+        if d[key]:
+            lines.append(f"\n{label}:")
+            lines += [f"  {_key_text(npu_key(n))} {n.get('name', '')}" for n in d[key]]
+    if d["npus_changed"]:
+        lines.append("\nNPUs changed:")
+        lines += [f"  {c['npu']}: {c['before']} → {c['after']}" for c in d["npus_changed"]]
+    if not (
+        d["worse"]
+        or d["status_changes"]
+        or d["version_changes"]
+        or d["layers"]
+        or d["npus_appeared"]
+        or d["checks_added"]
+        or d["checks_removed"]
+    ):
+        lines.append("\nno changes")
+    return "\n".join(lines) + "\n"

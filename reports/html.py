@@ -1,0 +1,278 @@
+"""HTML renderer: one self-contained, offline, printable file per report (and per fleet)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ascend_audit.reports import svg
+from ascend_audit.reports.json_report import report_json, write_atomic
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from ascend_audit.model import LAYERS, Report
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+EXCERPT_HEAD, EXCERPT_TAIL = 4000, 1500
+VALUES_CAP = 4000
+# Characters of evidence text the whole page may carry; shared out between the evidence items so
+# that a report with hundreds of long excerpts still stays a readable, attachable size (< 2 MB).
+EVIDENCE_BUDGET = 1_400_000
+MIN_PER_ITEM = 600
+STATUS_ORDER = ("ERROR", "FAIL", "BLOCKED", "WARN", "WAIVED", "SKIP", "PASS")
+
+# The only script: open every <details> before printing, close them again after.
+PRINT_SCRIPT = (
+    "(function(){var o=[];addEventListener('beforeprint',function(){"
+    "document.querySelectorAll('details:not([open])').forEach(function(d){d.open=true;o.push(d)})"
+    "});addEventListener('afterprint',function(){o.forEach(function(d){d.open=false});o=[]})})();"
+)
+
+
+def _csp() -> str:
+    digest = base64.b64encode(hashlib.sha256(PRINT_SCRIPT.encode()).digest()).decode()
+    return (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+
+
+def _finalize(value: Any) -> Any:
+    """Every {{ expression }} from node data is cleaned of characters HTML must not carry."""
+    if value is None:
+        return ""
+    if isinstance(value, Markup):
+        return value
+    if isinstance(value, str):
+        return svg.clean(value)
+    return value
+
+
+def _fmt_ms(ms: Any) -> str:
+    try:
+        v = float(ms)
+    except (TypeError, ValueError):
+        return ""
+    if v >= 1000:
+        return f"{v / 1000:.2f} s"
+    return f"{v:.0f} ms" if v >= 10 else f"{v:.1f} ms"
+
+
+@cache
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt_ms"] = _fmt_ms
+    env.filters["short"] = svg.shorten
+    env.globals["STATUS_ICON"] = svg.STATUS_ICON
+    env.globals["VERDICT_ICON"] = svg.VERDICT_ICON
+    return env
+
+
+def cap_text(text: Any, head: int = EXCERPT_HEAD, tail: int = EXCERPT_TAIL) -> str:
+    """Long text shortened to its head and tail, saying how much was left out."""
+    s = text if isinstance(text, str) else str(text)
+    if len(s) <= head + tail + 200:
+        return s
+    omitted = len(s) - head - tail
+    note = f"… [{omitted} characters omitted here; the JSON report has them all] …"
+    return f"{s[:head]}\n{note}\n{s[-tail:]}"
+
+
+def _json_text(value: Any, cap: int = VALUES_CAP) -> str:
+    try:
+        text = json.dumps(value, indent=1, ensure_ascii=False, default=str, sort_keys=True)
+        if len(text) > cap:
+            text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return cap_text(text, cap * 4 // 5, cap // 5)
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def values_view(values: Any, cap: int = VALUES_CAP) -> dict[str, Any]:
+    """A small key/value table when values are flat and few, else capped pretty JSON."""
+    if not isinstance(values, dict) or not values:
+        return {"rows": [], "json": ""}
+    if len(values) <= 24 and all(_is_scalar(v) for v in values.values()):
+        rows = [(str(k), svg.shorten("" if v is None else v, 300)) for k, v in values.items()]
+        return {"rows": rows, "json": ""}
+    return {"rows": [], "json": _json_text(values, cap)}
+
+
+def _evidence_view(e: dict[str, Any], budget: int) -> dict[str, Any]:
+    values = e.get("values") if isinstance(e.get("values"), dict) else {}
+    run = {}
+    for key, names in (
+        ("rc", ("rc", "exit_code", "returncode")),
+        ("duration_ms", ("duration_ms",)),
+        ("status", ("status",)),
+    ):
+        for n in names:
+            if values.get(n) is not None:
+                run[key] = values[n]
+                break
+    rest = {
+        k: v
+        for k, v in values.items()
+        if k not in ("rc", "exit_code", "returncode", "duration_ms", "status")
+    }
+    return {
+        "kind": str(e.get("kind", "")),
+        "source": str(e.get("source", "")),
+        "excerpt": cap_text(e.get("excerpt") or "", budget * 3 // 4 * 3 // 4, budget * 3 // 4 // 4),
+        "excerpt_len": len(e.get("excerpt") or ""),
+        "run": run,
+        "duration": _fmt_ms(run["duration_ms"]) if "duration_ms" in run else "",
+        "values": values_view(rest, max(300, budget // 4)),
+    }
+
+
+def _result_view(r: dict[str, Any], index: int, budget: int) -> dict[str, Any]:
+    metrics = r.get("metrics") if isinstance(r.get("metrics"), dict) else {}
+    return {
+        "anchor": f"c-{index}",
+        "id": str(r.get("id", "")),
+        "layer": str(r.get("layer", "")),
+        "status": str(r.get("status", "")),
+        "severity": str(r.get("severity", "")),
+        "title": str(r.get("title", "")),
+        "summary": str(r.get("summary", "")),
+        "remediation": str(r.get("remediation", "") or ""),
+        "duration": _fmt_ms(r.get("duration_ms")),
+        "blocked_by": [str(x) for x in r.get("blocked_by") or []],
+        "waiver": r.get("waiver") if isinstance(r.get("waiver"), dict) else None,
+        "on_broken_layer": bool(r.get("on_broken_layer")),
+        "evidence": [
+            _evidence_view(e, budget) for e in r.get("evidence") or [] if isinstance(e, dict)
+        ],
+        "metrics": values_view(metrics, max(300, budget // 2)),
+    }
+
+
+def _layer_views(d: dict[str, Any], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_name = {x.get("name"): x for x in d.get("layers") or [] if isinstance(x, dict)}
+    out = []
+    for name in LAYERS:
+        layer = by_name.get(name)
+        mine = [r for r in results if r["layer"] == name]
+        counts: dict[str, int] = {}
+        for r in mine:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        out.append(
+            {
+                "name": name,
+                "verdict": str(layer.get("verdict")) if layer else "MISSING",
+                "judged": layer is not None,
+                "required": bool(layer.get("required", True)) if layer else False,
+                "blocked_by": [str(x) for x in (layer or {}).get("blocked_by") or []],
+                "reason": str(
+                    (layer or {}).get("reason") or ("not judged in this run" if not layer else "")
+                ),
+                "failing": [r for r in mine if r["status"] in ("FAIL", "ERROR")],
+                "counts": [(s, counts[s]) for s in STATUS_ORDER if s in counts],
+                "results": mine,
+            }
+        )
+    return out
+
+
+def json_sha256(json_text: str) -> str:
+    """SHA-256 of the exact JSON text a report was rendered from."""
+    return hashlib.sha256(json_text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _versions_rows(versions: Any, prefix: str = "") -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    if not isinstance(versions, dict):
+        return rows
+    for k, v in versions.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            rows.extend(_versions_rows(v, key + "."))
+        else:
+            rows.append((key, svg.shorten("" if v is None else v, 200)))
+    return rows
+
+
+def report_view(d: dict[str, Any], json_text: str) -> dict[str, Any]:
+    """Everything the report template shows, precomputed."""
+    raw = [r for r in d.get("results") or [] if isinstance(r, dict)]
+    items = sum(len(r.get("evidence") or []) + 1 for r in raw)
+    budget = max(
+        MIN_PER_ITEM,
+        min(EXCERPT_HEAD + EXCERPT_TAIL + VALUES_CAP, EVIDENCE_BUDGET // max(1, items)),
+    )
+    results = [_result_view(r, i, budget) for i, r in enumerate(raw)]
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    inv = d.get("inventory") if isinstance(d.get("inventory"), dict) else {}
+    policy = d.get("policy") if isinstance(d.get("policy"), dict) else {}
+    npus = [n for n in inv.get("npus") or [] if isinstance(n, dict)]
+    npu_cols = ["npu_id", "chip_id", "name", "health", "bus_id"]
+    for n in npus:
+        for k in n:
+            if k not in npu_cols and _is_scalar(n[k]) and len(npu_cols) < 10:
+                npu_cols.append(k)
+    return {
+        "verdict": str(d.get("verdict", "")),
+        "tool": d.get("tool") or {},
+        "host": [(str(k), str(v)) for k, v in (d.get("host") or {}).items()],
+        "hostname": str((d.get("host") or {}).get("hostname", "?")),
+        "started_at": str(d.get("started_at", "")),
+        "finished_at": str(d.get("finished_at", "")),
+        "duration": _fmt_ms(d.get("duration_ms")),
+        "schema_version": str(d.get("schema_version", "")),
+        "policy_digest": str(policy.get("digest", "") or "(none)"),
+        "policy_source": str(policy.get("source", "") or ""),
+        "json_sha256": json_sha256(json_text),
+        "inputs": _json_text(d.get("inputs") or {}) if d.get("inputs") else "",
+        "layers": _layer_views(d, results),
+        "counts": [(s, counts[s]) for s in STATUS_ORDER if s in counts],
+        "fix_first": [r for r in results if r["status"] in ("FAIL", "ERROR")],
+        "warnings": [r for r in results if r["status"] == "WARN"],
+        "npus": npus,
+        "npu_cols": npu_cols,
+        "versions": _versions_rows(inv.get("versions")),
+        "topology": svg.topology_svgs(inv),
+        "charts": svg.operator_charts(d),
+        "csp": _csp(),
+        "script": Markup(PRINT_SCRIPT),
+    }
+
+
+def render_html(report: Report | dict[str, Any], json_text: str | None = None) -> str:
+    """The report as one self-contained HTML page; JSON_TEXT is the exact JSON it came from."""
+    d = report.to_dict() if isinstance(report, Report) else report
+    if json_text is None:
+        json_text = (
+            report_json(report) if isinstance(report, Report) else report_json(Report.from_dict(d))
+        )
+    return _env().get_template("report.html.j2").render(**report_view(d, json_text))
+
+
+def write_html(report: Report | dict[str, Any], path: str, json_text: str | None = None) -> None:
+    """Render and atomically write the HTML report."""
+    write_atomic(path, render_html(report, json_text))
+
+
+def render_fleet_html(fleet: dict[str, Any]) -> str:
+    """The fleet roll-up (from merge.merge_reports) as one self-contained HTML page."""
+    return (
+        _env()
+        .get_template("fleet.html.j2")
+        .render(fleet=fleet, csp=_csp(), script=Markup(PRINT_SCRIPT))
+    )

@@ -1,0 +1,146 @@
+"""Roll several node reports up into a fleet view: nodes × checks, and consistency across nodes."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from ascend_audit.reports.diff import flatten_versions
+
+from ascend_audit.model import LAYERS, Report
+
+READY_VERDICTS = ("READY", "DEGRADED")
+# Versions that must agree within one cluster; each name lists the inventory keys it may use.
+CONSISTENT_VERSIONS: dict[str, tuple[str, ...]] = {
+    "driver": ("driver", "npu_smi_driver", "driver_version"),
+    "firmware": ("firmware", "firmware_version"),
+    "cann": ("cann", "cann_toolkit", "toolkit", "cann_version"),
+    "torch_npu": ("torch_npu", "torch-npu"),
+    "vllm_ascend": ("vllm_ascend", "vllm-ascend"),
+}
+
+
+def _version_of(versions: dict[str, str], names: tuple[str, ...]) -> str | None:
+    for n in names:
+        for key in (n, f"{n}.version"):
+            if versions.get(key):
+                return versions[key]
+    return None
+
+
+def _node_names(reports: list[tuple[str, Report]]) -> list[str]:
+    """Hostnames, disambiguated by file name when two reports share one."""
+    hosts = [r.host.get("hostname") or os.path.basename(p) for p, r in reports]
+    dup = {h for h, n in Counter(hosts).items() if n > 1}
+    return [
+        f"{h} ({os.path.basename(p)})" if h in dup else h
+        for h, (p, _) in zip(hosts, reports, strict=True)
+    ]
+
+
+def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
+    """The fleet view of (path, report) pairs, as plain data (also the fleet JSON)."""
+    names = _node_names(reports)
+    check_ids: list[str] = []
+    titles: dict[str, str] = {}
+    for layer in LAYERS:
+        for _, rep in reports:
+            for r in rep.results:
+                if r.layer == layer and r.id not in titles:
+                    check_ids.append(r.id)
+                    titles[r.id] = r.title
+    for _, rep in reports:
+        for r in rep.results:
+            if r.id not in titles:
+                check_ids.append(r.id)
+                titles[r.id] = r.title
+    nodes = []
+    for name, (path, rep) in zip(names, reports, strict=True):
+        versions = flatten_versions(rep.inventory.get("versions"))
+        nodes.append(
+            {
+                "node": name,
+                "file": path,
+                "verdict": rep.verdict.value,
+                "ready": rep.verdict.value in READY_VERDICTS,
+                "started_at": rep.started_at,
+                "layers": {lr.name: lr.verdict.value for lr in rep.layers},
+                "npu_count": len(
+                    [n for n in rep.inventory.get("npus") or [] if isinstance(n, dict)]
+                ),
+                "versions": {k: _version_of(versions, v) for k, v in CONSISTENT_VERSIONS.items()},
+                "cells": {
+                    r.id: {"status": r.status.value, "summary": r.summary} for r in rep.results
+                },
+            }
+        )
+    issues: list[dict[str, Any]] = []
+    for key in CONSISTENT_VERSIONS:
+        seen = {n["node"]: n["versions"][key] for n in nodes if n["versions"][key] is not None}
+        distinct = Counter(seen.values())
+        if len(distinct) > 1:
+            majority = distinct.most_common(1)[0][0]
+            issues.append(
+                {
+                    "kind": "version",
+                    "key": key,
+                    "majority": majority,
+                    "values": dict(sorted(distinct.items())),
+                    "nodes": sorted(n for n, v in seen.items() if v != majority),
+                    "message": f"{key} differs across nodes: "
+                    + ", ".join(f"{v} on {c} node(s)" for v, c in distinct.most_common()),
+                }
+            )
+    counts = Counter(n["npu_count"] for n in nodes)
+    if len(counts) > 1:
+        majority_count = counts.most_common(1)[0][0]
+        odd = sorted(n["node"] for n in nodes if n["npu_count"] != majority_count)
+        issues.append(
+            {
+                "kind": "npu_count",
+                "key": "npu_count",
+                "majority": majority_count,
+                "values": {str(k): v for k, v in sorted(counts.items())},
+                "nodes": odd,
+                "message": f"NPU count differs from the majority ({majority_count}) on: "
+                + ", ".join(f"{n['node']} ({n['npu_count']})" for n in nodes if n["node"] in odd),
+            }
+        )
+    flagged = {(i["key"], n) for i in issues for n in i["nodes"]}
+    for n in nodes:
+        n["flags"] = sorted(k for k, node in flagged if node == n["node"])
+    not_ready = [n["node"] for n in nodes if not n["ready"]]
+    return {
+        "kind": "ascend-audit fleet",
+        "node_count": len(nodes),
+        "ready_count": len(nodes) - len(not_ready),
+        "not_ready": not_ready,
+        "checks": [{"id": c, "title": titles[c]} for c in check_ids],
+        "nodes": nodes,
+        "consistency": issues,
+        "consistent": not issues,
+        "ok": not not_ready and not issues,
+    }
+
+
+def fleet_exit_code(fleet: dict[str, Any]) -> int:
+    """1 when any node is not ready or the nodes are inconsistent, else 0."""
+    return 0 if fleet["ok"] else 1
+
+
+def render_fleet_text(fleet: dict[str, Any]) -> str:
+    """A terminal summary of the fleet view."""
+    lines = [
+        f"{fleet['ready_count']}/{fleet['node_count']} node(s) ready; "
+        f"{'consistent' if fleet['consistent'] else 'INCONSISTENT'}"
+    ]
+    for n in fleet["nodes"]:
+        bad = [c for c, v in n["cells"].items() if v["status"] in ("FAIL", "ERROR")]
+        lines.append(
+            f"  {n['node']:<28} {n['verdict']:<10} NPUs {n['npu_count']:<3}"
+            + (f" failing: {', '.join(bad[:6])}" if bad else "")
+        )
+    for i in fleet["consistency"]:
+        lines.append(f"  ✗ {i['message']}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,189 @@
+"""The HTML reports in real headless Chromium: no console errors, no network, no injected script."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ascend_audit.reports.html import render_fleet_html, render_html
+from ascend_audit.reports.merge import merge_reports
+from report_samples import HOSTILE_IMG, HOSTILE_SCRIPT, SAMPLES, ready_report
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+selenium = pytest.importorskip(
+    "selenium", reason="selenium is not installed (pip install selenium)"
+)
+if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+    pytest.skip("headless Chromium or chromedriver is absent", allow_module_level=True)
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module, logging console and network events."""
+    profile = tempfile.mkdtemp(prefix="ascend-audit-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,1000",
+        f"--user-data-dir={profile}",
+    ):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    try:
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        shutil.rmtree(profile, ignore_errors=True)
+        pytest.skip(f"Chromium would not start under chromedriver: {exc}")
+    driver.set_page_load_timeout(30)
+    driver.get("about:blank")  # let the start-up page settle before any report is opened
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _load(driver: Any, path: Path) -> dict[str, Any]:
+    """Open a file, then return its console errors, network requests and resource entries."""
+    driver.get_log("browser")
+    driver.get_log("performance")
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "screen"})
+    driver.get(path.as_uri())
+    page = path.as_uri()
+    console = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")]
+    requests = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            url = msg["params"]["request"]["url"]
+            from_page = msg["params"].get("documentURL") == page
+            external = url.split(":", 1)[0].lower() in ("http", "https", "ws", "wss", "ftp")
+            if url != page and (from_page or external):
+                requests.append(url)
+    resources = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(function(e){return e.name})"
+    )
+    return {"console": console, "requests": requests, "resources": resources}
+
+
+def _screenshot(driver: Any, path: Path) -> None:
+    """A full-page PNG, for a person to look at."""
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
+    )
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def _print_checks(driver: Any, pdf: Path) -> dict[str, Any]:
+    """Under print media every <details> body is shown and no <pre> is clipped; writes a PDF."""
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    state = driver.execute_script(
+        """
+        var hidden = 0, clipped = 0;
+        document.querySelectorAll('details').forEach(function (d) {
+          Array.prototype.forEach.call(d.children, function (c) {
+            if (c.tagName !== 'SUMMARY' && c.getClientRects().length === 0) hidden++;
+          });
+        });
+        document.querySelectorAll('pre').forEach(function (p) {
+          if (p.scrollWidth > p.clientWidth + 1) clipped++;
+        });
+        return {details: document.querySelectorAll('details').length, hidden: hidden,
+                clipped: clipped};
+        """
+    )
+    out = driver.execute_cdp_cmd("Page.printToPDF", {"printBackground": True})
+    pdf.write_bytes(base64.b64decode(out["data"]))
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "screen"})
+    return state
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_sample_renders_cleanly_in_chromium(browser, tmp_path, name):
+    report = SAMPLES[name]()
+    page = tmp_path / f"{name}.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    seen = _load(browser, page)
+    assert seen["console"] == [], seen["console"]
+    assert seen["requests"] == [], seen["requests"]
+    assert seen["resources"] == [], seen["resources"]
+    assert browser.execute_script("return document.scripts.length") == 1
+    assert browser.execute_script("return document.images.length") == 0
+    assert browser.execute_script("return typeof window.__pwned") == "undefined"
+    overall = browser.execute_script("return document.querySelector('.overall .big').innerText")
+    assert report.verdict.value in overall
+    bands = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.stack .band')).map(function(b){return ["
+        "b.querySelector('.lname').innerText.toLowerCase(), b.getBoundingClientRect().top]})"
+    )
+    tops = {n: top for n, top in bands}
+    assert tops["driver"] > tops["operator"] > tops["framework"], (
+        "driver must be drawn at the bottom"
+    )
+    _screenshot(browser, tmp_path / f"{name}.png")
+    state = _print_checks(browser, tmp_path / f"{name}.pdf")
+    assert state["hidden"] == 0, state
+    assert state["clipped"] == 0, state
+    print(f"screenshot: {tmp_path / f'{name}.png'}")
+
+
+def test_injected_markup_is_shown_as_text_and_never_runs(browser, tmp_path):
+    report = SAMPLES["hostile"]()
+    page = tmp_path / "hostile.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    seen = _load(browser, page)
+    assert seen["console"] == [], seen["console"]
+    title = browser.execute_script("return document.title")
+    assert title == f"ascend-audit: evil{HOSTILE_SCRIPT} — NOT_READY"  # as text, not run
+    assert browser.execute_script("return typeof window.__pwned") == "undefined"
+    text = browser.execute_script("return document.body.innerText")
+    assert HOSTILE_SCRIPT in text
+    assert HOSTILE_IMG in text
+    assert "\ufffd\ufffd" in text and "Ã©tÃ©" in text and "b'\\xff\\xfe\\x00'" in text
+    # Text inside the SVG pictures is text too (the NIC name and the AI CPU op type).
+    svg_text = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg title')).map(function(t){"
+        "return t.textContent}).join('\\n')"
+    )
+    assert HOSTILE_SCRIPT in svg_text
+    assert (
+        browser.execute_script("return document.querySelectorAll('svg script, svg img').length")
+        == 0
+    )
+
+
+def test_fleet_page_renders_cleanly(browser, tmp_path):
+    fleet = merge_reports(
+        [
+            ("a.json", ready_report("node-a01")),
+            ("b.json", ready_report("node-a02", cann="8.1.RC1")),
+            ("c.json", SAMPLES["mixed"]()),
+            ("d.json", SAMPLES["hostile"]()),
+        ]
+    )
+    page = tmp_path / "fleet.html"
+    page.write_text(render_fleet_html(fleet), encoding="utf-8")
+    seen = _load(browser, page)
+    assert seen["console"] == [] and seen["requests"] == [] and seen["resources"] == []
+    assert browser.execute_script("return typeof window.__pwned") == "undefined"
+    text = browser.execute_script("return document.body.innerText")
+    assert "cann" in text and "differs" in text
+    _screenshot(browser, tmp_path / "fleet.png")
+    print(f"screenshot: {tmp_path / 'fleet.png'}")
