@@ -113,6 +113,7 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "memory_utilization_fail": (_fraction, 0.97, "gpu_memory_utilization at or above fails"),
         "max_load_seconds": (_pos_num, None, "weight loading slower than this fails"),
         "max_model_len": (_pos_int, None, "longest request the service must hold in KV cache"),
+        "probe_timeout": (_pos_num, 60.0, "seconds the serving-interpreter probe may take"),
     },
     "targets": {
         "ttft_p99_ms": (_pos_num, None, "p99 time to first token, ms"),

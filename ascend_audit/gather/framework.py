@@ -1,0 +1,567 @@
+"""Framework gatherers: the serving interpreter's probe, serving configs, serving logs, benchmarks.
+
+Each user input (`--serving-config`, `--serving-log`, `--bench-result`) is read through
+`host.input_path` so a snapshot replays it; the probe runs through `host.run` so it is recorded.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ascend_audit.context import Context, gatherer
+from ascend_audit.host.base import CommandResult, ProcessInfo
+from ascend_audit.model import Evidence
+
+CONFIG_CAP = 16 * 1024 * 1024
+BENCH_CAP = 64 * 1024 * 1024
+GARBAGE_SAMPLE = 1024 * 1024  # characters of a log sampled for binary garbage
+GARBAGE_SHARE = 0.10
+MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
+_PYTHON_RE = re.compile(r"^python[\d.]*$")
+_BAD_CHARS = frozenset("\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27)))
+
+
+# ---------------------------------------------------------------------------------------------
+# facts
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """The probe of the serving interpreter: which one, why, how it ran and what it said."""
+
+    python: str | None
+    origin: str  # "--python" | "process 123 (…)" | ""
+    result: CommandResult | None = None
+    facts: Any = None  # ProbeFacts when the probe ran
+    timeout: float = 0.0
+
+    @property
+    def source(self) -> str:
+        return f"{self.python} (probe)"
+
+
+@dataclass(frozen=True)
+class ConfigInput:
+    """One serving configuration: a --serving-config file or a running process's argv."""
+
+    path: str
+    config: Any = None  # ServingConfig
+    error: str | None = None  # unreadable or malformed: nothing could be judged from it
+    pid: int | None = None
+
+
+@dataclass(frozen=True)
+class ServingConfigs:
+    """Every serving configuration found, and the serving processes they came from."""
+
+    inputs: tuple[ConfigInput, ...] = ()
+    processes: tuple[ProcessInfo, ...] = ()
+
+    @property
+    def configs(self) -> list[Any]:
+        return [i.config for i in self.inputs if i.config is not None and i.error is None]
+
+    @property
+    def errors(self) -> list[ConfigInput]:
+        return [i for i in self.inputs if i.error]
+
+
+@dataclass(frozen=True)
+class LogInput:
+    """One serving log, scanned once."""
+
+    path: str
+    facts: Any = None  # ServingLogFacts
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class BenchInput:
+    """One benchmark result file."""
+
+    path: str
+    result: Any = None  # BenchResult
+    error: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# serving processes and the interpreter to probe
+
+
+def is_serving(proc: ProcessInfo) -> str | None:
+    """'vllm' or 'mindie' when a process is a serving engine, else None."""
+    from ascend_audit.facts.serving_config import is_vllm_argv
+
+    if is_vllm_argv(proc.cmdline):
+        return "vllm"
+    head = " ".join([proc.name, proc.exe, *proc.cmdline[:2]]).lower()
+    return "mindie" if "mindie" in head else None
+
+
+def serving_processes(ctx: Context) -> list[ProcessInfo]:
+    """Running vLLM / vllm-ascend / MindIE processes (none on a fake node or a bare snapshot)."""
+    try:
+        return [p for p in ctx.host.processes() if is_serving(p)]
+    except Exception:
+        return []
+
+
+def _interpreter_of(ctx: Context, proc: ProcessInfo) -> str | None:
+    """The Python a serving process runs: argv[0] (keeps the venv), its script's venv, or exe."""
+    argv0 = proc.cmdline[0] if proc.cmdline else ""
+    if argv0.startswith("/") and _PYTHON_RE.match(posixpath.basename(argv0)):
+        return argv0
+    if argv0.startswith("/"):
+        sibling = posixpath.join(posixpath.dirname(argv0), "python")
+        if ctx.host.exists(sibling):
+            return sibling
+    if proc.exe and _PYTHON_RE.match(posixpath.basename(proc.exe)):
+        return proc.exe
+    return None
+
+
+def probe_argv(python: str, deep: bool) -> list[str]:
+    """How the probe runs: no shell, torch's backend autoload off, isolated mode."""
+    from ascend_audit.facts.probe import PROBE_ENV, PROBE_SCRIPT
+
+    env = [f"{k}={v}" for k, v in PROBE_ENV.items()]
+    return ["env", *env, python, "-I", "-c", PROBE_SCRIPT, *(["--deep"] if deep else [])]
+
+
+@gatherer("probe", "framework")
+def probe(ctx: Context) -> ProbeRun:
+    """Run the probe in `--python`, else in the interpreter of a running serving process."""
+    from ascend_audit.facts.probe import parse_probe_output
+
+    python, origin = ctx.inputs.python, "--python"
+    if not python:
+        python, origin = None, ""
+        for proc in serving_processes(ctx):
+            found = _interpreter_of(ctx, proc)
+            if found:
+                python = found
+                origin = f"process {proc.pid} ({' '.join(proc.cmdline)[:100]})"
+                break
+    if not python:
+        return ProbeRun(None, origin)
+    timeout = float(ctx.policy.get("framework.probe_timeout") or 60.0)
+    res = ctx.host.run(probe_argv(python, ctx.inputs.deep), timeout)
+    facts = parse_probe_output(res.stdout, res.stderr, res.rc, res.status == "timeout")
+    return ProbeRun(python, origin, res, facts, timeout)
+
+
+def probe_problem(run: ProbeRun) -> str | None:
+    """Why the probe gave nothing to judge (hung, not Python, not found), or None."""
+    res, facts = run.result, run.facts
+    if res is None:
+        return None
+    if res.status == "timeout":
+        return (
+            f"the probe of {run.python} did not finish within {run.timeout:g} s "
+            "(the interpreter hung, or an import blocked)"
+        )
+    if res.status in ("missing", "error", "signal"):
+        return f"the probe of {run.python} could not run: {res.describe()}"
+    if res.rc in (126, 127) and not (facts and facts.ran):
+        return f"{run.python} cannot be executed (exit {res.rc}: {res.stderr.strip()[:200]})"
+    if facts is None or not facts.ran:
+        why = "; ".join(facts.problems[:2]) if facts is not None else "no output"
+        return f"{run.python} did not answer the probe like a Python interpreter: {why}"
+    return None
+
+
+def probe_evidence(run: ProbeRun) -> Evidence:
+    """The probe's answer: versions, the torch_npu import outcome, and deep device facts."""
+    res, f = run.result, run.facts
+    values: dict[str, Any] = {"python": run.python, "origin": run.origin}
+    if res is not None:
+        values.update(status=res.status, rc=res.rc, duration_ms=round(res.duration_ms, 1))
+    if f is None or not f.ran:
+        text = ((res.stdout or "")[-1500:] + "\n" + (res.stderr or "")[-1500:]) if res else ""
+        return Evidence("probe", run.source, text.strip(), values)
+    lines = [f"python {f.python_version} ({f.executable})"]
+    lines += [f"{k} {v}" for k, v in f.packages if v]
+    lines.append(f"import torch_npu: {f.torch_npu_status}")
+    if f.import_error:
+        lines.append(f.import_error[:600])
+    if f.deep:
+        lines.append(f"devices: {f.device_count} {list(f.device_names)}")
+        for i, mem in enumerate(f.mem_info):
+            if mem:
+                lines.append(f"npu {i}: {mem[0] / 2**30:.1f} GiB free of {mem[1] / 2**30:.1f} GiB")
+    values.update(
+        packages=dict(f.packages),
+        torch_npu_status=f.torch_npu_status,
+        missing_library=f.missing_library,
+        torch_cuda=f.torch_cuda,
+    )
+    if f.deep:
+        values.update(
+            device_count=f.device_count,
+            device_names=list(f.device_names),
+            mem_info=[list(m) if m else None for m in f.mem_info],
+            cann_version=f.cann_version,
+            driver_version=f.driver_version,
+        )
+    return Evidence("probe", run.source, "\n".join(lines), values)
+
+
+# ---------------------------------------------------------------------------------------------
+# serving configs
+
+
+def _read_input(ctx: Context, path: str, cap: int) -> tuple[str | None, str | None]:
+    """Text of a user input file (through the host, so snapshots replay it), or an error."""
+    local = ctx.host.input_path(path)
+    if local is None:
+        return None, f"{path}: no such file"
+    try:
+        with open(local, "rb") as fh:
+            data = fh.read(cap + 1)
+    except OSError as exc:
+        return None, f"{path}: cannot read ({exc.strerror or type(exc).__name__})"
+    if len(data) > cap:
+        return None, f"{path}: larger than {cap // 2**20} MiB; not a serving config or result"
+    return data.decode("utf-8", errors="replace"), None
+
+
+_OPTION_KEYS = ("torchair_graph_config", "ascend_scheduler_config", "ascend_compilation_config")
+
+
+def _parse_config_text(text: str, path: str, env: dict[str, str] | None = None) -> Any:
+    """MindIE config.json, a standalone --additional-config JSON, or vLLM YAML / JSON."""
+    from ascend_audit.facts.serving_config import parse_config_file, parse_option_json
+
+    head = text.lstrip()[:4096]
+    if head.startswith("{") and '"model"' not in head and any(k in head for k in _OPTION_KEYS):
+        return parse_option_json(text, path, "additional_config")
+    return parse_config_file(text, path, env)
+
+
+def _unreadable(cfg: Any) -> str | None:
+    """A config that yielded no value at all: the parser's first problem."""
+    if cfg.items or cfg.options:
+        return None
+    return "; ".join(cfg.problems[:2]) or "no serving option found"
+
+
+def _process_config(ctx: Context, proc: ProcessInfo, kind: str) -> ConfigInput:
+    from ascend_audit.facts.serving_config import parse_mindie_config, parse_vllm_argv
+
+    src = f"process {proc.pid} cmdline"
+    env = dict(proc.environ)
+    if kind == "vllm":
+        cfg = parse_vllm_argv(proc.cmdline, src, env)
+        if cfg.config_file:
+            path = cfg.config_file
+            if not path.startswith("/") and proc.cwd:
+                path = posixpath.join(proc.cwd, path)
+            read = ctx.host.read_text(path)
+            if read.ok:
+                cfg = parse_vllm_argv(proc.cmdline, src, env, read.text, path)
+        return ConfigInput(src, cfg, None, proc.pid)
+    homes = [env.get("MIES_INSTALL_PATH", "")]
+    if proc.exe:
+        homes.append(posixpath.dirname(posixpath.dirname(proc.exe)))
+    homes.append(MINDIE_HOME)
+    for home in dict.fromkeys(h for h in homes if h):
+        path = posixpath.join(home, "conf/config.json")
+        read = ctx.host.read_text(path)
+        if read.ok and read.text:
+            cfg = parse_mindie_config(read.text, path, env)
+            return ConfigInput(path, cfg, _unreadable(cfg), proc.pid)
+    return ConfigInput(src, None, None, proc.pid)
+
+
+@gatherer("serving_configs", "framework")
+def serving_configs(ctx: Context) -> ServingConfigs:
+    """--serving-config files plus the command lines (and MindIE config) of serving processes."""
+    inputs: list[ConfigInput] = []
+    for path in ctx.inputs.serving_configs:
+        text, err = _read_input(ctx, path, CONFIG_CAP)
+        if text is None:
+            inputs.append(ConfigInput(path, None, err))
+            continue
+        cfg = _parse_config_text(text, path)
+        inputs.append(ConfigInput(path, cfg, _unreadable(cfg)))
+    procs = serving_processes(ctx)
+    for proc in procs:
+        kind = is_serving(proc) or ""
+        inputs.append(_process_config(ctx, proc, kind))
+    return ServingConfigs(tuple(inputs), tuple(procs))
+
+
+# ---------------------------------------------------------------------------------------------
+# serving logs
+
+
+class _GarbageMeter:
+    """Counts binary characters in the first MiB of a log while the scanner streams it."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.bad = 0
+
+    def watch(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+        for item in lines:
+            if self.seen < GARBAGE_SAMPLE:
+                text = item[1]
+                self.seen += len(text)
+                self.bad += sum(1 for ch in text if ch in _BAD_CHARS)
+            yield item
+
+    @property
+    def garbage(self) -> bool:
+        return self.seen > 0 and self.bad / self.seen > GARBAGE_SHARE
+
+
+@gatherer("serving_logs", "framework")
+def serving_logs(ctx: Context) -> list[LogInput]:
+    """Each --serving-log streamed once through the scanner, in bounded memory."""
+    from ascend_audit.facts.serving_log import read_text_lines, scan_serving_log
+
+    out: list[LogInput] = []
+    for path in ctx.inputs.serving_logs:
+        local = ctx.host.input_path(path)
+        if local is None:
+            out.append(LogInput(path, None, f"{path}: no such file"))
+            continue
+        meter = _GarbageMeter()
+        start = time.monotonic()
+        try:
+            facts = scan_serving_log(meter.watch(read_text_lines(local)), path)
+        except OSError as exc:
+            out.append(LogInput(path, None, f"{path}: cannot read ({exc.strerror})"))
+            continue
+        took = time.monotonic() - start
+        error = None
+        if meter.garbage:
+            share = 100 * meter.bad / meter.seen
+            error = f"{path}: not a text log ({share:.0f} % of its first MiB is binary)"
+        elif facts.lines_read == 0:
+            error = f"{path}: log is empty"
+        elif any(p.startswith("reading stopped") for p in facts.problems):
+            error = f"{path}: {next(p for p in facts.problems if p.startswith('reading'))}"
+        out.append(LogInput(path, facts, error, took))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# benchmark results
+
+
+@gatherer("bench_results", "framework")
+def bench_results(ctx: Context) -> list[BenchInput]:
+    """Each --bench-result parsed (vllm bench serve --save-result JSON or JSON lines)."""
+    from ascend_audit.facts.bench_result import parse_bench_result
+
+    out: list[BenchInput] = []
+    for path in ctx.inputs.bench_results:
+        text, err = _read_input(ctx, path, BENCH_CAP)
+        if text is None:
+            out.append(BenchInput(path, None, err))
+            continue
+        res = parse_bench_result(text, path)
+        bad = res.completed is None
+        out.append(BenchInput(path, res, "; ".join(res.problems[:2]) if bad else None))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers for the checks
+
+
+def no_evidence(ctx: Context) -> str | None:
+    """The reason the framework layer has nothing to judge, or None when there is evidence."""
+    if (
+        ctx.inputs.python
+        or ctx.inputs.serving_configs
+        or ctx.inputs.serving_logs
+        or ctx.inputs.bench_results
+    ):
+        return None
+    if ctx.fact("serving_configs").processes or ctx.fact("probe").python:
+        return None
+    return (
+        "no framework evidence: no running vLLM / MindIE process, and no --python, "
+        "--serving-config, --serving-log or --bench-result given"
+    )
+
+
+def where(source: str, lineno: int | None) -> str:
+    """`path:lineno` (or just the path when the line is unknown)."""
+    return f"{source}:{lineno}" if lineno else source
+
+
+def item_evidence(item: Any, **values: Any) -> Evidence:
+    """Evidence of one config item: `file:line` (or `process N cmdline:argv-index`)."""
+    return Evidence(
+        "config", where(item.source, item.lineno), item.text, {item.key: item.value, **values}
+    )
+
+
+def hit_evidence(hit: Any, **values: Any) -> Evidence:
+    """Evidence of one log hit: `log:line` and the line text."""
+    return Evidence(
+        "log", where(hit.source, hit.lineno), hit.text, {hit.signal: hit.value, **values}
+    )
+
+
+def input_errors(ctx: Context, *kinds: str) -> list[Evidence]:
+    """Evidence for each unreadable input of the given kinds (configs, logs, bench)."""
+    out: list[Evidence] = []
+    if "configs" in kinds:
+        out += [
+            Evidence("config", i.path, i.error or "") for i in ctx.fact("serving_configs").errors
+        ]
+    if "logs" in kinds:
+        out += [Evidence("log", i.path, i.error or "") for i in ctx.fact("serving_logs") if i.error]
+    if "bench" in kinds:
+        out += [
+            Evidence("file", i.path, i.error or "") for i in ctx.fact("bench_results") if i.error
+        ]
+    return out
+
+
+def logs(ctx: Context) -> list[Any]:
+    """ServingLogFacts of every readable log."""
+    return [i.facts for i in ctx.fact("serving_logs") if i.facts is not None and not i.error]
+
+
+def configs(ctx: Context) -> list[Any]:
+    """Every readable ServingConfig (files and processes)."""
+    return ctx.fact("serving_configs").configs
+
+
+def optional_fact(ctx: Context, name: str) -> Any:
+    """A driver-layer fact when this run can gather it, else None (framework-only, snapshots)."""
+    try:
+        return ctx.fact(name)
+    except Exception:
+        return None
+
+
+def first(values: Iterable[Any]) -> Any:
+    """The first value that is not None."""
+    return next((v for v in values if v is not None), None)
+
+
+def engine_of(ctx: Context) -> str | None:
+    """'vllm' or 'mindie' from configs, logs and the probe's packages."""
+    for cfg in configs(ctx):
+        if cfg.engine:
+            return cfg.engine
+    for f in logs(ctx):
+        if f.engine:
+            return "mindie" if f.engine == "mindie" else "vllm"
+    run = ctx.fact("probe")
+    if run.facts is not None and run.facts.ran:
+        if run.facts.package("vllm"):
+            return "vllm"
+        if run.facts.package("mindie") or run.facts.package("mindie_llm"):
+            return "mindie"
+    return None
+
+
+def serving_env(ctx: Context) -> list[tuple[str, str, str]]:
+    """(name, value, where) for serving env vars from processes and configs."""
+    out: list[tuple[str, str, str]] = []
+    for inp in ctx.fact("serving_configs").inputs:
+        cfg = inp.config
+        if cfg is None:
+            continue
+        src = f"process {inp.pid} environ" if inp.pid else f"{inp.path} environ"
+        out += [(k, v, src) for k, v in cfg.env.items()]
+    return list(dict.fromkeys(out))
+
+
+def graph_summary(ctx: Context) -> str:
+    """'graph', 'eager', 'mixed' or 'unknown': the logs' verdict, else the configs' request."""
+    modes = [f.graph_mode for f in logs(ctx) if f.graph_mode != "unknown"]
+    if modes:
+        return modes[-1]
+    for cfg in configs(ctx):
+        if cfg.engine != "vllm":
+            continue
+        if cfg.enforce_eager or cfg.cudagraph_mode == "NONE":
+            return "eager"
+        return "graph"
+    return "unknown"
+
+
+def kv_tokens(f: Any) -> int | None:
+    """KV-cache capacity in tokens from a log: V1 line, else blocks × block size, or concurrency."""
+    if f.kv_cache_tokens is not None:
+        return f.kv_cache_tokens
+    if f.npu_blocks is not None and f.block_size:
+        return f.npu_blocks * f.block_size
+    if f.max_concurrency is not None and f.max_concurrency_tokens:
+        return int(f.max_concurrency * f.max_concurrency_tokens)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# inventory
+
+
+def inventory(facts: dict[str, Any]) -> dict[str, Any]:
+    """Installed framework versions (from the probe) and the serving engine's effective settings."""
+    inv: dict[str, Any] = {}
+    run: ProbeRun | None = facts.get("probe")
+    if run is not None and run.facts is not None and run.facts.ran:
+        f = run.facts
+        pk = dict(f.packages)
+        inv["versions"] = {
+            k: v
+            for k, v in {
+                "python": f.python_version,
+                "torch": pk.get("torch"),
+                "torch_npu": pk.get("torch_npu"),
+                "vllm": pk.get("vllm"),
+                "vllm_ascend": pk.get("vllm_ascend"),
+                "mindie": pk.get("mindie") or pk.get("mindie_llm"),
+            }.items()
+            if v
+        }
+    fw: dict[str, Any] = {}
+    if run is not None and run.python:
+        fw["python"] = run.python
+        if run.facts is not None and run.facts.ran:
+            fw["torch_npu_import"] = run.facts.torch_npu_status
+            if run.facts.deep:
+                fw["devices"] = {
+                    "count": run.facts.device_count,
+                    "names": list(run.facts.device_names),
+                    "mem_info": [list(m) if m else None for m in run.facts.mem_info],
+                }
+    cfgs: ServingConfigs | None = facts.get("serving_configs")
+    good = cfgs.configs if cfgs else []
+    scanned = [
+        i.facts for i in facts.get("serving_logs") or [] if i.facts is not None and not i.error
+    ]
+    engine = first(c.engine for c in good) or first(
+        ("mindie" if f.engine == "mindie" else "vllm") if f.engine else None for f in scanned
+    )
+    if engine:
+        fw["engine"] = engine
+    modes = [f.graph_mode for f in scanned if f.graph_mode != "unknown"]
+    if modes:
+        fw["graph_mode"] = modes[-1]
+    block = first([*(c.block_size for c in good), *(f.block_size for f in scanned)])
+    if block is not None:
+        fw["block_size"] = block
+    tokens = first(kv_tokens(f) for f in scanned)
+    if tokens is not None:
+        fw["kv_tokens"] = tokens
+    load = first(f.weights_load_seconds for f in scanned)
+    if load is not None:
+        fw["load_seconds"] = load
+    if fw:
+        inv["framework"] = fw
+    return inv

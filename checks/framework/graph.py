@@ -1,0 +1,197 @@
+"""FWK-GRAPH-001: the serving engine runs in graph mode, as requested, with a compatible env."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascend_audit.context import Context
+from ascend_audit.gather.framework import (
+    configs,
+    engine_of,
+    hit_evidence,
+    input_errors,
+    item_evidence,
+    logs,
+    no_evidence,
+    serving_env,
+)
+from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, warn, worst
+from ascend_audit.registry import check
+
+_EAGER_FIX = (
+    "Drop --enforce-eager and any cudagraph_mode NONE; on vllm-ascend >= 0.12 graph mode "
+    "(ACLGraph) is the default. If a model needs eager mode, waive this check with the reason."
+)
+_ENV_FIX = "Unset ASCEND_LAUNCH_BLOCKING (debug only) and use TASK_QUEUE_ENABLE=1 (or 0)."
+
+
+def _eager(ctx: Context, cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
+    """Eager mode from the configs (asked for) and the logs (in effect)."""
+    ev: list[Evidence] = []
+    for cfg in cfgs:
+        for key, on in (
+            ("enforce_eager", cfg.enforce_eager),
+            ("cudagraph_mode", cfg.cudagraph_mode == "NONE"),
+        ):
+            item = cfg.item(key) or (
+                cfg.item("compilation_config") if key != "enforce_eager" else None
+            )
+            if on and item:
+                ev.append(item_evidence(item))
+    for f in scans:
+        if f.graph_mode in ("eager", "mixed"):
+            ev += [hit_evidence(h) for h in f.eager[:3]]
+    if not ev:
+        return []
+    where = ev[0].source + (f" and {len(ev) - 1} more" if len(ev) > 1 else "")
+    if not ctx.policy["framework.require_graph_mode"]:
+        return [passed(f"eager mode ({where}); the policy does not require graph mode", ev)]
+    return [fail(f"serving runs eager ({where}); the policy requires graph mode", ev, _EAGER_FIX)]
+
+
+def _requested(cfgs: list[Any], f: Any) -> tuple[str | None, Evidence | None]:
+    for cfg in cfgs:
+        item = cfg.item("cudagraph_mode") or cfg.item("compilation_config")
+        if cfg.cudagraph_mode and item:
+            return cfg.cudagraph_mode, item_evidence(item)
+    if f.requested_cudagraph_mode:
+        hit = f.last("args_cudagraph_mode")
+        return f.requested_cudagraph_mode, hit_evidence(hit) if hit else None
+    return None, None
+
+
+def _fallbacks(cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
+    """A fallback line in the log: what was asked for is not what runs."""
+    out = []
+    for f in scans:
+        for hit in f.graph_fallbacks[:2]:
+            req, req_ev = _requested(cfgs, f)
+            eff = hit.value if isinstance(hit.value, str) else f.cudagraph_mode
+            out.append(
+                fail(
+                    f"requested cudagraph_mode {req or '(default)'} but {eff} took effect "
+                    f"({hit.source}:{hit.lineno})",
+                    [e for e in (req_ev, hit_evidence(hit)) if e],
+                    "Use a cudagraph_mode the model and vllm-ascend support on NPU (see the "
+                    "fallback line), or upgrade vllm-ascend / the driver.",
+                )
+            )
+    return out
+
+
+def _failures(scans: list[Any]) -> list[Outcome]:
+    out = []
+    for f in scans:
+        for hit in f.graph_failures[:2]:
+            out.append(
+                fail(
+                    f"graph capture failed: {hit.signal} ({hit.source}:{hit.lineno})",
+                    [hit_evidence(hit)],
+                    "Stream / SQ-CQ exhaustion: reduce cudagraph_capture_sizes or TP, "
+                    "upgrade the driver (HDK >= 25.5.1 for FULL_AND_PIECEWISE).",
+                )
+            )
+    return out
+
+
+def _va_version(ctx: Context, scans: list[Any]) -> tuple[int, ...] | None:
+    from ascend_audit.facts.compat import base_version
+
+    run = ctx.fact("probe")
+    ver = run.facts.package("vllm_ascend") if run.facts is not None else None
+    ver = ver or next((f.vllm_version for f in scans if f.vllm_version), None)
+    return base_version(ver) or None if ver else None
+
+
+def _legacy(ctx: Context, cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
+    """torchair_graph_config / ascend_scheduler_config are silently ignored from 0.12 on."""
+    version = _va_version(ctx, scans)
+    if version is not None and version < (0, 12):
+        return []
+    shown = ".".join(map(str, version)) if version else "unknown"
+    out = []
+    for cfg in cfgs:
+        if not cfg.legacy_keys:
+            continue
+        item = cfg.item("additional_config")
+        ev = [item_evidence(item, legacy_keys=list(cfg.legacy_keys))] if item else []
+        out.append(
+            warn(
+                f"legacy additional_config keys {', '.join(cfg.legacy_keys)} in {cfg.source} are "
+                f"silently ignored by vllm-ascend >= 0.12 (installed: {shown})",
+                ev,
+                "Remove torchair_graph_config / ascend_scheduler_config / enable_graph_mode; "
+                "configure graph mode with --compilation-config cudagraph_mode.",
+            )
+        )
+    return out
+
+
+def _env(ctx: Context, scans: list[Any], eager: bool) -> list[Outcome]:
+    """ASCEND_LAUNCH_BLOCKING=1 / TASK_QUEUE_ENABLE=2 break graph capture."""
+    out = []
+    for f in scans:
+        for hit in f.env_conflicts[:2]:
+            out.append(
+                fail(
+                    f"log: {hit.signal} ({hit.source}:{hit.lineno})", [hit_evidence(hit)], _ENV_FIX
+                )
+            )
+    if eager:
+        return out
+    for name, value, src in serving_env(ctx):
+        if (name, value.strip()) in (("ASCEND_LAUNCH_BLOCKING", "1"), ("TASK_QUEUE_ENABLE", "2")):
+            out.append(
+                fail(
+                    f"{name}={value} ({src}) is incompatible with graph mode",
+                    [Evidence("config", src, f"{name}={value}", {name: value})],
+                    _ENV_FIX,
+                )
+            )
+    return out
+
+
+def _proof(cfgs: list[Any], scans: list[Any]) -> Outcome:
+    for f in reversed(scans):
+        if f.graph:
+            hit = f.last("graph_capture_finished") or f.graph[0]
+            mode = f.cudagraph_mode or "graph"
+            return passed(
+                f"graph mode in effect ({mode}): {hit.source}:{hit.lineno}", [hit_evidence(hit)]
+            )
+    ev = [item_evidence(i) for c in cfgs for i in [c.item("cudagraph_mode")] if i]
+    return passed("graph mode requested (no --enforce-eager); no serving log confirms capture", ev)
+
+
+def _graph_signals(f: Any) -> bool:
+    """A log that says anything about the engine or its graph mode."""
+    return bool(f.engine or f.graph_mode != "unknown" or f.graph_failures or f.env_conflicts)
+
+
+@check("FWK-GRAPH-001")
+def graph_mode(ctx: Context) -> Outcome:
+    reason = no_evidence(ctx)
+    if reason:
+        return skip(reason)
+    bad = input_errors(ctx, "configs", "logs")
+    if bad:
+        return error(f"serving input unreadable: {bad[0].excerpt}", bad)
+    cfgs = [c for c in configs(ctx) if c.engine == "vllm"]
+    scans = [f for f in logs(ctx) if f.engine != "mindie"]
+    if not cfgs and not any(_graph_signals(f) for f in scans):
+        if engine_of(ctx) == "mindie":
+            return skip("MindIE serves this node: graph mode is a vLLM / vllm-ascend setting")
+        return skip("no vLLM command line, config or log tells the graph mode")
+    eager = _eager(ctx, cfgs, scans)
+    is_eager = bool(eager)
+    findings = [
+        *_fallbacks(cfgs, scans),
+        *eager,
+        *_failures(scans),
+        *_legacy(ctx, cfgs, scans),
+        *_env(ctx, scans, is_eager),
+    ]
+    if not is_eager:
+        findings.append(_proof(cfgs, scans))
+    ok = next((o.summary for o in findings if o.status.value == "PASS"), "graph mode")
+    return worst(findings, ok)
