@@ -1,0 +1,186 @@
+"""Version parity: driver with firmware (files and what each NPU runs), CANN toolkit with driver."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascend_audit.context import Context
+from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed, warn
+from ascend_audit.registry import check
+
+_RANK = (Status.FAIL, Status.ERROR, Status.WARN)
+
+
+def note(text: str) -> Outcome:
+    """A finding that does not change the verdict but belongs in the summary."""
+    return passed(text)
+
+
+def fold(findings: list[Outcome], ok: str, evidence: list[Evidence], **metrics: Any) -> Outcome:
+    """Worst finding wins (FAIL, ERROR, WARN); notes are appended to a passing summary."""
+    bad = sorted((f for f in findings if f.status in _RANK), key=lambda f: _RANK.index(f.status))
+    notes = [f.summary for f in findings if f.status is Status.PASS]
+    if not bad:
+        return passed("; ".join([ok, *notes]), evidence, **metrics)
+    rem = next((f.remediation for f in bad if f.remediation), None)
+    return Outcome(bad[0].status, "; ".join(f.summary for f in bad), evidence, metrics, rem)
+
+
+def same(a: str | None, b: str | None) -> bool:
+    """Two Ascend version strings name the same version (`8.1.RC1` == `8.1.rc1`)."""
+    from ascend_audit.facts.versions import compare_versions
+
+    return bool(a and b) and compare_versions(a, b) == 0  # type: ignore[arg-type]
+
+
+def file_findings(vf: Any) -> list[Outcome]:
+    """Missing or unreadable driver / firmware version.info."""
+    out: list[Outcome] = []
+    for f, what in ((vf.driver, "driver not installed"), (vf.firmware, "firmware file missing")):
+        if f.missing:
+            out.append(fail(f"{what}: {f.path} does not exist"))
+        elif not f.present:
+            out.append(error(f"cannot read {f.path}: {f.read.error}"))
+        elif not f.parsed.version:
+            out.append(error(f"{f.path} has no Version= line: {'; '.join(f.parsed.problems[:2])}"))
+    return out
+
+
+def parity_finding(driver: Any, firmware: Any) -> Outcome:
+    """Each version.info's compatible range against the other's version."""
+    from ascend_audit.facts.versions import driver_firmware_compatibility
+
+    verdict = driver_firmware_compatibility(driver, firmware)
+    pair = f"driver {driver.version} / firmware {firmware.version}"
+    if verdict.accepted:
+        return note(f"{pair} accept each other")
+    package = driver.package_version or driver.version
+    if same(package, firmware.package_version):
+        return note(
+            f"{pair} come from the same package {firmware.package_version}, so they are taken as "
+            f"matched although the ranges say: {verdict.reason}"
+        )
+    if verdict.accepted is False:
+        return fail(f"{pair} do not accept each other: {verdict.reason}")
+    return warn(f"{pair}: compatibility not stated ({verdict.reason})")
+
+
+def board_findings(boards: Any, vf: Any) -> list[Outcome]:
+    """What each NPU's board says it runs, against each other and against the installed files."""
+    out: list[Outcome] = []
+    for b in boards.boards:
+        why = b.problem()
+        if why and b.result.status in ("nonzero", "timeout", "signal"):
+            out.append(fail(f"{b.label} board query failed: {why}"))
+        elif why:
+            out.append(error(f"{b.label} board info unreadable: {why}"))
+    fw, sw = boards.firmware_versions(), boards.software_versions()
+    for values, what, installed, fix in (
+        (fw, "firmware", vf.firmware_version, "power-cycle the node to activate it"),
+        (sw, "driver (Software Version)", vf.driver_version, "reboot to load it"),
+    ):
+        groups = _by_value(values)
+        if len(groups) > 1:
+            listed = "; ".join(
+                f"{v} on NPU {', '.join(map(str, ids))}" for v, ids in groups.items()
+            )
+            out.append(fail(f"NPUs run different {what}: {listed}"))
+        elif groups and installed and not same(next(iter(groups)), installed):
+            out.append(
+                fail(
+                    f"NPUs run {what} {next(iter(groups))} but {installed} is installed: {fix}",
+                )
+            )
+    return out
+
+
+def _by_value(values: dict[int, str]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for npu, v in values.items():
+        groups.setdefault(v, []).append(npu)
+    return groups
+
+
+def policy_findings(ctx: Context, vf: Any) -> list[Outcome]:
+    """Installed versions against the policy's expected driver and firmware versions."""
+    out: list[Outcome] = []
+    for key, what, actual in (
+        ("driver.expected_driver_version", "driver", vf.driver_version),
+        ("driver.expected_firmware_version", "firmware", vf.firmware_version),
+    ):
+        want = ctx.policy[key]
+        if want and actual and not same(want, actual):
+            out.append(fail(f"{what} {actual} installed, policy expects {want}"))
+    return out
+
+
+@check("DRV-VER-001")
+def driver_firmware(ctx: Context) -> Outcome:
+    vf = ctx.fact("version_files")
+    boards = ctx.fact("npu_boards")
+    evidence = [vf.driver.evidence(), vf.firmware.evidence()]
+    evidence += [b.evidence() for b in boards.boards]
+    findings = file_findings(vf)
+    if vf.driver_version and vf.firmware_version:
+        findings.append(parity_finding(vf.driver.parsed, vf.firmware.parsed))
+    findings += board_findings(boards, vf) + policy_findings(ctx, vf)
+    if boards.reason:
+        findings.append(note(f"per-NPU versions not read: {boards.reason}"))
+    ok = f"driver {vf.driver_version} and firmware {vf.firmware_version}"
+    fw = sorted(set(boards.firmware_versions().values()))
+    if fw:
+        ok += f"; every NPU runs firmware {', '.join(fw)}"
+    return fold(findings, ok, evidence, driver=vf.driver_version, firmware=vf.firmware_version)
+
+
+def hdk_finding(cann: str, hdk: str) -> Outcome | None:
+    """CANN against the driver (HDK) in the packaged compatibility table; None if no table."""
+    try:
+        from ascend_audit.facts.compat import check_cann_hdk
+    except ImportError:
+        return None
+    answer = check_cann_hdk(cann, hdk)
+    where = f"table of version {answer.table_version}"
+    source = f" (source: {answer.sources[0]})" if answer.sources else ""
+    if answer.verdict == "bad":
+        return fail(f"CANN {cann} with driver {hdk}: {answer.reason} in the {where}{source}")
+    if answer.verdict == "ok":
+        return note(f"CANN {cann} with driver {hdk} {answer.reason} in the {where}")
+    return warn(f"CANN {cann} with driver {hdk} is not in the {where}; check the release notes")
+
+
+def toolkit_findings(tk: Any, vf: Any) -> list[Outcome]:
+    """The toolkit's compatible driver families and the HDK table, against the installed driver."""
+    from ascend_audit.facts.versions import toolkit_accepts_driver
+
+    if not vf.driver.present or vf.driver.parsed is None:
+        return [error(f"cannot judge CANN against the driver: {vf.driver.path} not readable")]
+    out: list[Outcome] = []
+    verdict = toolkit_accepts_driver(tk.parsed, vf.driver.parsed)
+    if verdict.accepted is False:
+        out.append(fail(f"CANN {tk.parsed.version} does not support this driver: {verdict.reason}"))
+    elif verdict.accepted is None:
+        out.append(warn(f"CANN {tk.parsed.version} vs driver not stated: {verdict.reason}"))
+    if vf.driver_version:
+        out.append(hdk_finding(tk.parsed.version, vf.driver_version))
+    return [f for f in out if f is not None]
+
+
+@check("DRV-VER-002")
+def cann_driver(ctx: Context) -> Outcome:
+    vf = ctx.fact("version_files")
+    tk = vf.toolkit
+    want = ctx.policy["driver.expected_cann_version"]
+    if tk is None:
+        searched = ", ".join(vf.searched)
+        return warn(
+            "no CANN toolkit installed on the host; the serving image may carry its own CANN "
+            f"(searched {searched})" + (f"; policy expects CANN {want}" if want else ""),
+            [Evidence("file", p, "not found") for p in vf.searched],
+        )
+    evidence = [tk.evidence(), vf.driver.evidence()]
+    findings = toolkit_findings(tk, vf)
+    if want and not same(want, tk.parsed.version):
+        findings.append(fail(f"CANN {tk.parsed.version} installed, policy expects {want}"))
+    ok = f"CANN {tk.parsed.version} ({tk.path}) supports driver {vf.driver_version}"
+    return fold(findings, ok, evidence, cann=tk.parsed.version, driver=vf.driver_version)
