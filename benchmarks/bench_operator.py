@@ -1,0 +1,92 @@
+"""Time the whole operator layer (`ascend-audit run --layers operator --trace DIR -q`) and,
+when installed, `msprof-analyze advisor computation` on the same generated profile.
+
+Each measurement is one child process; wall time is measured around it and peak RSS is the
+child's own ru_maxrss (os.wait4), so the numbers cover interpreter start-up and imports.
+
+    python benchmarks/bench_operator.py --rows 1000000 --layout 2023 [--runs 3] [--peer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from gen_kernel_details import generate  # noqa: E402
+
+
+def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MB, exit status) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env
+    )
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def bench_ours(profile: Path, runs: int) -> str:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "ascend_audit", "run", "--layers", "operator"]
+    argv += ["--trace", str(profile), "-q"]
+    res = [measure(argv, env) for _ in range(runs)]
+    wall = statistics.median(r[0] for r in res)
+    rss = statistics.median(r[1] for r in res)
+    return (
+        f"ascend-audit operator layer: median of {runs}: wall={wall:.2f} s "
+        f"peak_rss={rss:.0f} MB exit={res[0][2]}"
+    )
+
+
+def bench_peer(profile: Path) -> str:
+    exe = shutil.which("msprof-analyze")
+    if not exe:
+        return "msprof-analyze: not installed (pip install msprof-analyze)"
+    with tempfile.TemporaryDirectory(prefix="bench_msprof_") as out:
+        env = dict(os.environ, TMPDIR=out)
+        argv = [exe, "advisor", "computation", "-d", str(profile), "-l", "en", "-o", out]
+        wall, rss, rc = measure(argv, env)
+    return (
+        f"msprof-analyze advisor computation: one run: wall={wall:.2f} s "
+        f"peak_rss={rss:.0f} MB exit={rc}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--layout", choices=("2023", "2025"), default="2023")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--peer", action="store_true", help="also time msprof-analyze (one run)")
+    ap.add_argument("--dir", type=Path, help="where to write the data (default: a temp dir)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench_operator_") as tmp:
+        base = args.dir or Path(tmp)
+        profile = base / f"kd_{args.layout}_{args.rows}_ascend_pt"
+        csv_path = profile / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+        if not csv_path.is_file():
+            generate(args.rows, args.layout, profile)
+        size = csv_path.stat().st_size / 1e6
+        print(f"layout={args.layout} rows={args.rows} size={size:.1f} MB ({profile})")
+        print(bench_ours(profile, args.runs), flush=True)
+        if args.peer:
+            print(bench_peer(profile), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

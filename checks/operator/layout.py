@@ -1,0 +1,34 @@
+"""Layout conversions: device time spent converting tensor formats (TransData, format Cast)."""
+
+from __future__ import annotations
+
+from ascend_audit.context import Context
+from ascend_audit.gather.operator import NO_TRACE, OperatorTraces, trace_evidence, unreadable
+from ascend_audit.model import Outcome, passed, skip, warn
+from ascend_audit.registry import check
+
+
+@check("OPR-LAYOUT-001")
+def layout_conversions(ctx: Context) -> Outcome:
+    t: OperatorTraces = ctx.fact("profiler")
+    if not t.given:
+        return skip(NO_TRACE)
+    if not t.readable or t.merged is None:
+        return unreadable(t)
+    m = t.merged
+    conv_us = m.transdata.total_us + m.format_cast.total_us
+    share = conv_us / m.total_us if m.total_us > 0 else 0.0
+    limit = ctx.policy["operator.layout_share_warn"]
+    text = (
+        f"TransData ×{m.transdata.count} ({m.transdata.total_us:.0f} us), format-conversion Cast "
+        f"×{m.format_cast.count} ({m.format_cast.total_us:.0f} us): {share:.1%} of device time"
+    )
+    metrics = {
+        "layout_share": round(share, 6),
+        "transdata": m.transdata.to_dict(),
+        "format_cast": m.format_cast.to_dict(),
+    }
+    ev = [trace_evidence(t, text, **metrics)]
+    if share > limit:
+        return warn(f"{text} (policy warns above {limit:.0%})", ev, **metrics)
+    return passed(text, ev, **metrics)
