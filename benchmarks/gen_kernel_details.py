@@ -99,19 +99,21 @@ def _dtype(layout: str, d: str) -> str:
     return f"DT_{d}" if layout == "2025" and d != "FLOAT" else d
 
 
-def generate(rows: int, layout: str, out_dir: Path, seed: int = 20240101) -> Path:
+def generate(
+    rows: int, layout: str, out_dir: Path, seed: int = 20240101, ops: tuple = OPS
+) -> Path:
     """Write OUT_DIR/ASCEND_PROFILER_OUTPUT/kernel_details.csv and return its path."""
     rng = random.Random(seed)
     target = out_dir / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     target.parent.mkdir(parents=True, exist_ok=True)
-    picks = rng.choices(range(len(OPS)), weights=[o[3] for o in OPS], k=rows)
+    picks = rng.choices(range(len(ops)), weights=[o[3] for o in ops], k=rows)
     start = 1736413971558972.912
     fmt_na = "N/A"
     with target.open("w", encoding="utf-8", newline="") as fh:
         fh.write((HEADER_2023 if layout == "2023" else HEADER_2025) + "\n")
         buf: list[str] = []
         for i, k in enumerate(picks):
-            stem, op_type, core, _w, mean, shapes, dt = OPS[k]
+            stem, op_type, core, _w, mean, shapes, dt = ops[k]
             dur = round(mean * (0.5 + rng.random()), 3)
             wait = round(rng.random() * 3, 3)
             start += dur + wait

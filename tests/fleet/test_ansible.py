@@ -1,0 +1,276 @@
+"""The Ansible role and playbook, run for real with ansible-core against three local fake nodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakenode import atlas_800_a2, npu_smi_outputs
+from standins import standin
+from sysroot import healthy_910b_node
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYBOOK = REPO / "deploy" / "ansible" / "audit.yml"
+ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook")
+
+pytestmark = [
+    pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason="ansible-core is not installed (fleet)"),
+    pytest.mark.timeout(600),
+]
+
+READY_POLICY = """\
+[audit]
+required_layers = ["driver"]
+
+[driver]
+expected_npu_count = 8
+
+[[waivers]]
+check = "DRV-VER-002"
+reason = "CANN 8.0.0 with driver 24.1.rc3 accepted for this fake node"
+expires = 2099-12-31
+"""
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _has_merge() -> bool:
+    out = subprocess.run(
+        [sys.executable, "-m", "ascend_audit", "merge", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return out.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel the controller builds, from a copy of the checkout (the tree stays clean)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            "build",
+            "dist",
+            "*.egg-info",
+            "__pycache__",
+            ".pytest_cache",
+            ".ruff_cache",
+            ".hypothesis",
+            "fleet-out",
+        ),
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-q",
+            str(src),
+            "-w",
+            str(tmp / "dist"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if out.returncode != 0:
+        pytest.skip(f"could not build the wheel here: {out.stderr[-500:]}")
+    (whl,) = (tmp / "dist").glob("ascend_audit-*.whl")
+    return whl
+
+
+def _node_vars(base: Path, name: str) -> dict[str, Any]:
+    return {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "ascend_audit_install_dir": str(base / name / "opt"),
+        "ascend_audit_output_dir": str(base / name / "out"),
+        "ascend_audit_venv_python": sys.executable,
+        # reuse the test interpreter's packages: the venv gets only the wheel itself
+        "ascend_audit_venv_args": ["--system-site-packages", "--without-pip"],
+        "ascend_audit_pip_args": ["--no-index"],  # dependencies come from the system site
+    }
+
+
+def make_fleet(tmp_path: Path, wheel: Path, *, unreachable: bool = True) -> tuple[Path, Path]:
+    """Inventory of a ready node, a node without NPUs and (optionally) an unreachable node."""
+    nodes = tmp_path / "nodes"
+    ready_root = nodes / "node-ready" / "root"
+    healthy_910b_node(ready_root)
+    (ready_root / "etc").mkdir(exist_ok=True)
+    (ready_root / "etc" / "hostname").write_text("node-ready\n")
+    bindir = nodes / "node-ready" / "bin"
+    standin(bindir, "npu-smi", npu_smi_outputs(atlas_800_a2()))
+    policy = tmp_path / "policy-ready.toml"
+    policy.write_text(READY_POLICY)
+
+    fault_root = nodes / "node-fault" / "root"
+    (fault_root / "etc").mkdir(parents=True)
+    (fault_root / "etc" / "hostname").write_text("node-fault\n")
+
+    hosts: dict[str, Any] = {
+        "node-ready": {
+            **_node_vars(nodes, "node-ready"),
+            "ascend_audit_sysroot": str(ready_root),
+            "ascend_audit_policy": str(policy),
+            "ascend_audit_environment": {"PATH": f"{bindir}:/usr/bin:/bin"},
+        },
+        "node-fault": {
+            **_node_vars(nodes, "node-fault"),
+            "ascend_audit_sysroot": str(fault_root),
+            "ascend_audit_environment": {"PATH": "/usr/bin:/bin"},
+        },
+    }
+    if unreachable:
+        hosts["node-gone"] = {
+            "ansible_connection": "ssh",
+            "ansible_host": "127.0.0.1",
+            "ansible_port": _closed_port(),
+            "ansible_user": "nobody",
+            "ansible_ssh_common_args": "-o ConnectTimeout=3 -o BatchMode=yes "
+            "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+        }
+    inventory = tmp_path / "inventory.yml"  # JSON is YAML
+    inventory.write_text(
+        json.dumps({"npu_node": {"hosts": hosts, "vars": {"ascend_audit_wheel": str(wheel)}}})
+    )
+    return inventory, tmp_path / "fleet"
+
+
+def play(inventory: Path, fleet: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = dict(
+        os.environ,
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_HOST_KEY_CHECKING="False",
+        ANSIBLE_RETRY_FILES_ENABLED="False",
+        ANSIBLE_LOCALHOST_WARNING="False",
+        ANSIBLE_PYTHON_INTERPRETER=sys.executable,
+        ANSIBLE_LOCAL_TEMP=str(fleet.parent / "ansible-local"),
+        ANSIBLE_REMOTE_TEMP=str(fleet.parent / "ansible-remote"),
+        ANSIBLE_SSH_CONTROL_PATH_DIR=str(fleet.parent / "cp"),
+        LC_ALL="C.UTF-8",
+        LANG="C.UTF-8",
+    )
+    return subprocess.run(
+        [
+            ANSIBLE_PLAYBOOK,
+            "-i",
+            str(inventory),
+            str(PLAYBOOK),
+            "-e",
+            json.dumps(
+                {
+                    "ascend_audit_fleet_dir": str(fleet),
+                    "ascend_audit_controller_cmd": [sys.executable, "-m", "ascend_audit"],
+                }
+            ),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=540,
+        env=env,
+        cwd=str(fleet.parent),
+    )
+
+
+def test_fleet_play_audits_fetches_merges_and_fails_naming_nodes(tmp_path, wheel):
+    inventory, fleet = make_fleet(tmp_path, wheel)
+    out = play(inventory, fleet)
+    log = out.stdout + out.stderr
+    assert out.returncode != 0, log
+
+    # the unreachable node is reported as such by Ansible, quickly
+    assert "UNREACHABLE" in log and "node-gone" in log, log
+
+    # each reachable node: installed into its own venv, audited, its report and snapshot fetched
+    nodes = tmp_path / "nodes"
+    for name in ("node-ready", "node-fault"):
+        venv = nodes / name / "opt" / "venv"
+        installed = list(venv.glob("lib/python*/site-packages/ascend_audit/__init__.py"))
+        assert installed, f"{name}: ascend-audit not installed into its own venv\n{log}"
+        assert (venv / "bin" / "ascend-audit").is_file()
+        assert (nodes / name / "out" / "report.json").is_file()
+        assert (fleet / "snapshots" / f"{name}.tar.gz").is_file(), log
+    assert not (fleet / "reports" / "node-gone.json").exists()
+
+    ready = json.loads((fleet / "reports" / "node-ready.json").read_text())
+    fault = json.loads((fleet / "reports" / "node-fault.json").read_text())
+    assert ready["host"]["hostname"] == "node-ready"
+    assert ready["verdict"] in ("READY", "DEGRADED"), ready["layers"]
+    assert len(ready["inventory"]["npus"]) == 8
+    assert ready["policy"]["required_layers"] == ["driver"]
+    assert fault["verdict"] == "NOT_READY"
+    fault_layers = {x["name"]: x["verdict"] for x in fault["layers"]}
+    assert fault_layers["driver"] == "NOT_READY"
+
+    # the fetched snapshot replays into the same verdict on the controller
+    replay = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ascend_audit",
+            "run",
+            "--snapshot",
+            str(fleet / "snapshots" / "node-fault.tar.gz"),
+            "--json",
+            str(tmp_path / "replay.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PATH="/usr/bin:/bin"),
+    )
+    assert json.loads((tmp_path / "replay.json").read_text())["verdict"] == "NOT_READY", replay
+
+    # the play's failure message names the failing node with its layers, and the missing node
+    assert "Fleet NOT READY: 1/3 node(s) ready" in log, log
+    assert "node-fault: driver NOT_READY, operator BLOCKED, framework BLOCKED" in log, log
+    assert "Missing from the fleet run" in log and "node-gone" in log.split("Missing from")[1]
+    assert "node-ready:" not in log.split("Not ready:")[1].split("Missing from")[0]
+
+    if not _has_merge():
+        assert "ascend-audit merge did not run" in log, log
+        pytest.skip("`ascend-audit merge` does not exist yet: merged-report assertions skipped")
+    merged = json.loads((fleet / "fleet.json").read_text())
+    assert (fleet / "fleet.html").is_file()
+    assert merged["node_count"] == 2 and merged["ready_count"] == 1, merged
+    by_node = {n["node"]: n for n in merged["nodes"]}
+    assert by_node["node-fault"]["ready"] is False
+    assert by_node["node-ready"]["ready"] is True
+    assert f"Merged report: {fleet}/fleet.html" in log
+    # the merge also flags the NPU count that differs from the majority, and the play says so
+    assert "Inconsistent across nodes: " in log and "node-fault" in log.split("Inconsistent")[1], (
+        log
+    )
+
+
+def test_check_mode_changes_nothing(tmp_path, wheel):
+    inventory, fleet = make_fleet(tmp_path, wheel, unreachable=False)
+    out = play(inventory, fleet, "--check")
+    log = out.stdout + out.stderr
+    assert out.returncode == 0, log
+    assert "check mode: 2 node(s) would be audited" in log, log
+    for name in ("node-ready", "node-fault"):
+        assert not (tmp_path / "nodes" / name / "opt").exists(), log
+        assert not (tmp_path / "nodes" / name / "out").exists(), log
+    assert not fleet.exists()
