@@ -84,6 +84,36 @@ def _common_inputs(fn: Any) -> Any:
             type=click.FloatRange(min=0.1),
             help="Seconds each node command may take (default 10, or the policy's).",
         ),
+        click.option(
+            "--preset",
+            help="Bundled policy for a hardware and serving scenario (`ascend-audit presets`); "
+            "not together with --policy.",
+        ),
+        click.option(
+            "--rank-table",
+            "rank_table",
+            type=click.Path(dir_okay=False),
+            help="Rank table (hccl.json) to check (default: the service's RANK_TABLE_FILE).",
+        ),
+        click.option(
+            "--model-dir",
+            "model_dir",
+            type=click.Path(file_okay=False),
+            help="Model directory whose safetensors shards to check (default: driver.weights_path "
+            "or the serving process's model).",
+        ),
+        click.option(
+            "--verify-weights",
+            is_flag=True,
+            help="Also compare SHA-256 of sampled blocks with a weights manifest.",
+        ),
+        click.option(
+            "--weights-manifest",
+            "weights_manifest",
+            type=click.Path(dir_okay=False),
+            help="Manifest from `ascend-audit weights-manifest` (default: "
+            "ascend-audit-manifest.json in the model directory).",
+        ),
     ]
     for opt in reversed(options):
         fn = opt(fn)
@@ -99,6 +129,21 @@ def _load_policy(path: str | None, fallback_text: str | None = None) -> Any:
         return load_policy(path)
     except PolicyError as exc:
         raise UsageError(f"--policy: {exc}") from None
+
+
+def _preset_policy(name: str, policy: str | None) -> str:
+    """The path of a bundled preset; refuse --preset with --policy (which one would win?)."""
+    from ascend_audit.presets import preset_names, preset_path
+
+    if policy:
+        raise UsageError(
+            "--preset and --policy together: use one; to adjust a preset, "
+            f"`ascend-audit presets --show {name} > policy.toml`, edit, and pass --policy"
+        )
+    path = preset_path(name)
+    if path is None:
+        raise UsageError(f"--preset: no preset {name!r}; choose one of {', '.join(preset_names())}")
+    return path
 
 
 def _load_registry(checks_dirs: tuple[str, ...]) -> Any:
@@ -204,6 +249,9 @@ def run(**opts: Any) -> None:
     help="Bundle to write: NAME.tar.gz, or a directory.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), help="Also write the JSON report."
+)
 def collect(**opts: Any) -> None:
     """Audit this node and record every answer into a bundle for later replay.
 
@@ -219,9 +267,8 @@ def collect(**opts: Any) -> None:
         only=(),
         skip=(),
         layers="driver,operator,framework",
-        no_gate=True,  # record every layer's questions, whatever the verdicts
+        no_gate=False,
         fail_on=None,
-        json_path=None,
         output_dir=None,
         html_path=None,
         junit_path=None,
@@ -273,7 +320,13 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         tuple(opts["bench_results"]),
         opts["python"],
         bool(opts["deep"]),
+        opts.get("rank_table"),
+        opts.get("model_dir"),
+        bool(opts.get("verify_weights")),
+        opts.get("weights_manifest"),
     )
+    if opts.get("preset"):
+        opts["policy"] = _preset_policy(opts["preset"], opts.get("policy"))
     if opts.get("snapshot"):
         try:
             host = SnapshotHost(opts["snapshot"])
@@ -298,7 +351,10 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     verbosity = -1 if opts.get("quiet") else (1 if opts.get("verbose") else 0)
     progress = TerminalProgress(colour=colour, verbosity=verbosity)
     ctx = Context(host, policy, inputs)
-    selection = Selection(only, skip, layers, gate=not opts["no_gate"])
+    # collect records every layer's questions, even those a failing layer blocks.
+    selection = Selection(
+        only, skip, layers, gate=not opts["no_gate"], gather_blocked=record_to is not None
+    )
     try:
         report = run_audit(registry, ctx, selection, progress, inventory=build_inventory)
         if opts.get("snapshot"):
@@ -495,6 +551,72 @@ def merge(reports: tuple[str, ...], html_path: str | None, json_path: str | None
 
         write_atomic(html_path, render_fleet_html(fleet))
     sys.exit(fleet_exit_code(fleet))
+
+
+@main.command("presets")
+@click.option("--show", "show", metavar="NAME", help="Print one preset's policy TOML.")
+def presets_cmd(show: str | None) -> None:
+    """List the bundled policy presets, or print one to copy and edit.
+
+    \b
+    Examples:
+      ascend-audit presets
+      ascend-audit presets --show a3-vllm-decode > policy.toml
+      ascend-audit run --preset a2-vllm
+    """
+    from ascend_audit.presets import list_presets, preset_names, preset_text
+
+    if show:
+        text = preset_text(show)
+        if text is None:
+            raise UsageError(f"--show: no preset {show!r}; choose one of {', '.join(preset_names())}")
+        click.echo(text, nl=False)
+        return
+    for name, description in list_presets():
+        click.echo(f"{name:<18} {description}")
+
+
+@main.command("weights-manifest")
+@click.argument("model_dir", type=click.Path(file_okay=False, exists=True))
+@click.option(
+    "-o", "--output", default="-", show_default=True, help="Manifest file to write ('-': stdout)."
+)
+@click.option("--samples", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--block-size", default=1024 * 1024, show_default=True, type=click.IntRange(min=4096)
+)
+@click.option("--full", is_flag=True, help="Also hash every file completely (slow).")
+def weights_manifest_cmd(
+    model_dir: str, output: str, samples: int, block_size: int, full: bool
+) -> None:
+    """Write a weights manifest (sizes, header and sampled-block SHA-256) of a known-good copy.
+
+    \b
+    Examples:
+      ascend-audit weights-manifest /models/Qwen3-8B -o qwen3-8b.manifest.json
+      ascend-audit run --model-dir /models/Qwen3-8B --verify-weights \\
+          --weights-manifest qwen3-8b.manifest.json
+    """
+    import json
+
+    from ascend_audit.facts.weights import write_manifest
+    from ascend_audit.reports.json_report import write_atomic
+
+    manifest = write_manifest(model_dir, block_size=block_size, samples=samples, full=full)
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    write_atomic(output, text)
+    mb = manifest["total_bytes"] / 1e6
+    click.echo(
+        f"wrote {output}: {len(manifest['files'])} files, {mb:.1f} MB, "
+        f"{manifest['seconds']:.2f} s",
+        err=True,
+    )
+    if manifest["problems"]:
+        click.echo("problems: " + "; ".join(manifest["problems"][:5]), err=True)
+        sys.exit(EXIT_NOT_READY)
 
 
 def entry() -> None:

@@ -43,6 +43,10 @@ class Inputs:
     bench_results: tuple[str, ...] = ()
     python: str | None = None
     deep: bool = False
+    rank_table: str | None = None
+    model_dir: str | None = None
+    verify_weights: bool = False
+    weights_manifest: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +56,10 @@ class Inputs:
             "bench_results": list(self.bench_results),
             "python": self.python,
             "deep": self.deep,
+            "rank_table": self.rank_table,
+            "model_dir": self.model_dir,
+            "verify_weights": self.verify_weights,
+            "weights_manifest": self.weights_manifest,
         }
 
     @classmethod
@@ -63,13 +71,18 @@ class Inputs:
             tuple(d.get("bench_results") or ()),
             d.get("python"),
             bool(d.get("deep")),
+            d.get("rank_table"),
+            d.get("model_dir"),
+            bool(d.get("verify_weights")),
+            d.get("weights_manifest"),
         )
 
     @property
     def empty(self) -> bool:
         return (
             not (self.traces or self.serving_logs or self.serving_configs or self.bench_results)
-            and not self.python
+            and not (self.python or self.rank_table or self.model_dir or self.weights_manifest)
+            and not self.verify_weights
         )
 
 
@@ -105,6 +118,12 @@ class Context:
         """Facts gathered so far (for the inventory)."""
         with self._lock:
             return dict(self._facts)
+
+    def forget(self, names: set[str]) -> None:
+        """Drop facts, so the inventory shows only what judged checks stood on."""
+        with self._lock:
+            for name in names:
+                self._facts.pop(name, None)
 
     def prefetch(self, layer: str) -> None:
         """Start every static command a layer's gatherers need, concurrently."""

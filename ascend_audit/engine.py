@@ -34,6 +34,9 @@ class Selection:
     skip: frozenset[str] = frozenset()
     layers: tuple[str, ...] = LAYERS
     gate: bool = True
+    # Run blocked checks anyway, only to gather their facts (collect records every layer's
+    # questions), while still reporting them BLOCKED.
+    gather_blocked: bool = False
 
     def wants(self, spec: CheckSpec) -> bool:
         if self.only and spec.id not in self.only:
@@ -162,6 +165,12 @@ def run_audit(
         specs = [s for s in registry.for_layer(layer) if sel.wants(s)]
         layer_results: list[Result] = []
         if blockers and sel.gate:
+            if sel.gather_blocked:
+                known = set(ctx.known_facts())
+                ctx.prefetch(layer)
+                for spec in specs:
+                    run_check(spec, ctx)
+                ctx.forget(set(ctx.known_facts()) - known)  # the report must not show them
             for spec in specs:
                 res = Result(
                     spec.id,

@@ -10,6 +10,7 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ascend_audit import __version__
@@ -226,6 +227,9 @@ class SnapshotHost(Host):
         rel = (self.manifest.get("inputs") or {}).get(path)
         return os.path.join(self.root, rel) if rel else None
 
+    def cached_fact(self, name: str, compute: Callable[[], Any]) -> Any:
+        return (self.manifest.get("cached_facts") or {}).get(name)
+
 
 class RecordingHost(Host):
     """Wraps a live host and remembers every answer, to be written as a bundle."""
@@ -248,6 +252,7 @@ class RecordingHost(Host):
         self._env: dict[str, str] | None = None
         self._identity: dict[str, str] | None = None
         self._processes: list[ProcessInfo] | None = None
+        self.cached: dict[str, Any] = {}
 
     def run_many(self, argvs, timeout=None):  # type: ignore[no-untyped-def]
         results = self.inner.run_many(argvs, timeout)
@@ -319,6 +324,12 @@ class RecordingHost(Host):
             self.inputs[path] = res
         return res
 
+    def cached_fact(self, name: str, compute: Callable[[], Any]) -> Any:
+        res = self.inner.cached_fact(name, compute)
+        with self._lock:
+            self.cached[name] = res
+        return res
+
     # writing -----------------------------------------------------------------------------
     def write_bundle(
         self,
@@ -386,8 +397,9 @@ class RecordingHost(Host):
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "sysroot": self.sysroot,
             "identity": self.identity(),
-            "env": self.env(),
-            "processes": [p.to_dict() for p in self.processes()],
+            # Only what the checks asked for: an environment nobody read is not recorded.
+            "env": dict(self._env or {}),
+            "processes": [p.to_dict() for p in self._processes or []],
             "commands": commands,
             "files": files,
             "dirs": dict(sorted(self.dirs.items())),
@@ -397,6 +409,7 @@ class RecordingHost(Host):
             "which": dict(sorted(self.whiches.items())),
             "udev": self.udevs,
             "inputs": inputs,
+            "cached_facts": dict(sorted(self.cached.items())),
         }
 
     def close(self) -> None:

@@ -114,7 +114,8 @@ def _network(ctx: Context, scans: list[Any]) -> list[Outcome]:
     """Weights on NFS / Lustre / …: a load-time estimate from their size (driver-layer fact)."""
     ws = optional_fact(ctx, "weights_storage")
     loc = getattr(ws, "location", None)
-    if loc is None or not getattr(loc, "is_network", False):
+    # NVMe-oF is networked too, but it is the fast path the driver layer recommends.
+    if loc is None or not getattr(loc, "is_network", False) or loc.kind == "nvme-of":
         return []
     path = ws.weights.path
     gb = next((f.weights_gb for f in scans if f.weights_gb), None) or _dir_gb(ctx, path)

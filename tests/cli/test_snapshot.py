@@ -1,4 +1,4 @@
-"""Record and replay: `collect` then `run --snapshot` gives the same report; bad bundles are refused."""
+"""Record and replay: `collect` then `run --snapshot` gives the same report; bad bundles refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from standins import node_env, standin
 def audit(*args, env=None):
     return subprocess.run(
         [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True, text=True, timeout=120, env=env or dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env or dict(os.environ),
     )
 
 
@@ -31,6 +34,7 @@ def _fake_node(tmp_path):
 
 def _comparable(report: dict) -> dict:
     """The report without what legitimately differs between two runs: times and where it ran."""
+
     def strip(result):
         r = dict(result, duration_ms=0)
         r["evidence"] = [
@@ -57,8 +61,14 @@ def test_collect_then_replay_reproduces_the_report(tmp_path):
     assert col.returncode in (0, 1), col.stderr
     assert bundle.is_file() and "snapshot written" in col.stdout
     # Replay on a machine without the stand-ins: only the bundle answers.
-    replay = audit("run", "--snapshot", str(bundle), "--json", str(tmp_path / "replay.json"),
-                   env=dict(os.environ, PATH="/usr/bin:/bin"))
+    replay = audit(
+        "run",
+        "--snapshot",
+        str(bundle),
+        "--json",
+        str(tmp_path / "replay.json"),
+        env=dict(os.environ, PATH="/usr/bin:/bin"),
+    )
     assert replay.returncode == live.returncode, replay.stdout + replay.stderr
     a = json.loads((tmp_path / "live.json").read_text())
     b = json.loads((tmp_path / "replay.json").read_text())
@@ -98,7 +108,11 @@ def _manifest(**extra) -> bytes:
 def test_bad_bundles_are_refused_with_a_clear_message(tmp_path):
     cases = {
         "newer.tar.gz": ({"manifest.json": _manifest(format_version=99)}, (), "newer than this"),
-        "escape.tar.gz": ({"manifest.json": _manifest(), "../evil": b"x"}, (), "outside the bundle"),
+        "escape.tar.gz": (
+            {"manifest.json": _manifest(), "../evil": b"x"},
+            (),
+            "outside the bundle",
+        ),
         "abs.tar.gz": ({"manifest.json": _manifest(), "/etc/evil": b"x"}, (), "outside the bundle"),
         "link.tar.gz": ({"manifest.json": _manifest()}, (("files/x", "/etc/shadow"),), "link"),
         "lies.tar.gz": (
