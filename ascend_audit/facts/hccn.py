@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
+
+from ascend_audit.facts.common import Problems as _Problems
+from ascend_audit.facts.common import to_jsonable as _jsonable
 
 __all__ = [
     "HCCN_ERRORS",
@@ -63,7 +65,6 @@ __all__ = [
     "split_loop_output",
 ]
 
-_MAX_PROBLEMS = 200
 _MAX_LINE = 4096  # longer lines are cut before any regex sees them
 _NA = frozenset({"", "NA", "N/A", "na", "-", "--", "not supported", "get failed"})
 
@@ -102,42 +103,6 @@ NET_HEALTH_CODES: dict[str, int] = {
 # shared helpers
 
 _T = TypeVar("_T")
-
-
-class _Problems:
-    """Collects problems, capped so a hostile input cannot make the list unbounded."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self.dropped = 0
-
-    def add(self, msg: str) -> None:
-        if len(self.items) < _MAX_PROBLEMS:
-            self.items.append(msg[:300])
-        else:
-            self.dropped += 1
-
-    def extend(self, msgs: Iterable[str]) -> None:
-        for m in msgs:
-            self.add(m)
-
-    def result(self) -> tuple[str, ...]:
-        if self.dropped:
-            return (*self.items, f"{self.dropped} further problems not listed")
-        return tuple(self.items)
-
-
-def _jsonable(value: Any) -> Any:
-    """Turn dataclasses, tuples and datetimes into JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
 
 
 def _text(text: Any) -> str:

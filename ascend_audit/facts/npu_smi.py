@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ascend_audit.facts.common import Problems as _Problems
+
 __all__ = [
     "KvBlock",
     "MappingRow",
@@ -24,7 +26,6 @@ __all__ = [
     "parse_topo",
 ]
 
-_MAX_PROBLEMS = 200
 _NA = frozenset({"", "NA", "N/A", "-", "--"})
 _BUS_RE = re.compile(r"^(?:([0-9a-f]{4,8}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 _HEADER_RE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)")
@@ -40,25 +41,6 @@ def _lines(text: str) -> list[str]:
     if not isinstance(text, str):
         return []
     return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-class _Problems:
-    """Collects problems, capped so a hostile input cannot make the list unbounded."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self.dropped = 0
-
-    def add(self, msg: str) -> None:
-        if len(self.items) < _MAX_PROBLEMS:
-            self.items.append(msg[:300])
-        else:
-            self.dropped += 1
-
-    def result(self) -> tuple[str, ...]:
-        if self.dropped:
-            return (*self.items, f"{self.dropped} further problems not listed")
-        return tuple(self.items)
 
 
 def _to_int(value: str) -> int | None:

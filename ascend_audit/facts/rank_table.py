@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from ascend_audit.facts.common import to_jsonable as _jsonable
 
 __all__ = [
     "RankDevice",
@@ -22,17 +23,6 @@ __all__ = [
 
 _MAX_PROBLEMS = 200
 _MAX_TEXT = 64 * 1024 * 1024  # a rank table beyond 64 MiB is not a rank table
-
-
-def _jsonable(value: Any) -> Any:
-    """Turn dataclasses and tuples into JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 import re
 import stat as stat_mod
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from ascend_audit.facts.common import to_jsonable
 
 HUAWEI_VENDOR = 0x19E5
 
@@ -66,21 +67,6 @@ class StatReader(SysfsReader, Protocol):
     """A SysfsReader that can also stat a node path."""
 
     def stat(self, path: str) -> Any: ...
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Convert a fact dataclass (nested dataclasses, tuples, dicts) to JSON-serialisable data."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    return obj
-
-
-# ---------------------------------------------------------------------------------------------
-# pure value parsers
 
 
 def parse_link_speed(text: str | None) -> float | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -11,6 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ascend_audit.facts.common import Problems as _Problems
+from ascend_audit.facts.common import to_jsonable as _jsonable
 
 __all__ = [
     "DTYPE_BITS",
@@ -29,7 +31,6 @@ __all__ = [
 MANIFEST_VERSION = 1
 MAX_HEADER = 100 * 1024 * 1024  # safetensors itself refuses headers above 100 MB
 _CHUNK = 1024 * 1024
-_MAX_PROBLEMS = 200
 
 # bits per element of every safetensors dtype (sub-byte types pack)
 DTYPE_BITS: dict[str, int] = {
@@ -54,40 +55,6 @@ DTYPE_BITS: dict[str, int] = {
     "I64": 64,
     "U64": 64,
 }
-
-
-def _jsonable(value: Any) -> Any:
-    """Turn dataclasses and tuples into JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value
-
-
-class _Problems:
-    """Collects problems, capped so a hostile input cannot make the list unbounded."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self.dropped = 0
-
-    def add(self, msg: str) -> None:
-        if len(self.items) < _MAX_PROBLEMS:
-            self.items.append(msg[:300])
-        else:
-            self.dropped += 1
-
-    def result(self) -> tuple[str, ...]:
-        if self.dropped:
-            return (*self.items, f"{self.dropped} further problems not listed")
-        return tuple(self.items)
-
-
-# ---------------------------------------------------------------------------------------------
-# safetensors header
 
 
 @dataclass(frozen=True)
