@@ -15,7 +15,7 @@ from typing import Any
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.host.base import CommandResult, ProcessInfo
-from ascend_audit.model import Evidence
+from ascend_audit.model import Evidence, Outcome, error, skip
 
 CONFIG_CAP = 16 * 1024 * 1024
 BENCH_CAP = 64 * 1024 * 1024
@@ -427,6 +427,17 @@ def input_errors(ctx: Context, *kinds: str) -> list[Evidence]:
             Evidence("file", i.path, i.error or "") for i in ctx.fact("bench_results") if i.error
         ]
     return out
+
+
+def cannot_judge(ctx: Context) -> Outcome | None:
+    """SKIP when the layer has no evidence, ERROR when a serving config or log is unreadable."""
+    reason = no_evidence(ctx)
+    if reason:
+        return skip(reason)
+    bad = input_errors(ctx, "configs", "logs")
+    if bad:
+        return error(f"serving input unreadable: {bad[0].excerpt}", bad)
+    return None
 
 
 def logs(ctx: Context) -> list[Any]:

@@ -6,16 +6,15 @@ from typing import Any
 
 from ascend_audit.context import Context
 from ascend_audit.gather.framework import (
+    cannot_judge,
     configs,
     engine_of,
     hit_evidence,
-    input_errors,
     item_evidence,
     logs,
-    no_evidence,
     serving_env,
 )
-from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, warn, worst
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
 _EAGER_FIX = (
@@ -170,12 +169,9 @@ def _graph_signals(f: Any) -> bool:
 
 @check("FWK-GRAPH-001")
 def graph_mode(ctx: Context) -> Outcome:
-    reason = no_evidence(ctx)
-    if reason:
-        return skip(reason)
-    bad = input_errors(ctx, "configs", "logs")
-    if bad:
-        return error(f"serving input unreadable: {bad[0].excerpt}", bad)
+    unusable = cannot_judge(ctx)
+    if unusable:
+        return unusable
     cfgs = [c for c in configs(ctx) if c.engine == "vllm"]
     scans = [f for f in logs(ctx) if f.engine != "mindie"]
     if not cfgs and not any(_graph_signals(f) for f in scans):

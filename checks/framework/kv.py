@@ -6,16 +6,15 @@ from typing import Any
 
 from ascend_audit.context import Context
 from ascend_audit.gather.framework import (
+    cannot_judge,
     configs,
     hit_evidence,
-    input_errors,
     item_evidence,
     kv_tokens,
     logs,
-    no_evidence,
     serving_env,
 )
-from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, warn, worst
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
 _FATAL_KV = {
@@ -188,12 +187,9 @@ def _alloc(ctx: Context, scans: list[Any]) -> list[Outcome]:
 
 @check("FWK-KV-001")
 def kv_cache_paging(ctx: Context) -> Outcome:
-    reason = no_evidence(ctx)
-    if reason:
-        return skip(reason)
-    bad = input_errors(ctx, "configs", "logs")
-    if bad:
-        return error(f"serving input unreadable: {bad[0].excerpt}", bad)
+    unusable = cannot_judge(ctx)
+    if unusable:
+        return unusable
     cfgs, scans = configs(ctx), logs(ctx)
     findings = [
         *_block_sizes(cfgs, scans),

@@ -7,15 +7,14 @@ from typing import Any
 
 from ascend_audit.context import Context
 from ascend_audit.gather.framework import (
+    cannot_judge,
     configs,
     hit_evidence,
-    input_errors,
     item_evidence,
     logs,
-    no_evidence,
     optional_fact,
 )
-from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, warn, worst
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
 NETWORK_GBPS = 1.0  # a planning figure for one node reading from network storage
@@ -169,12 +168,9 @@ def _load_time(ctx: Context, scans: list[Any]) -> list[Outcome]:
 
 @check("FWK-WGT-001")
 def weight_placement(ctx: Context) -> Outcome:
-    reason = no_evidence(ctx)
-    if reason:
-        return skip(reason)
-    bad = input_errors(ctx, "configs", "logs")
-    if bad:
-        return error(f"serving input unreadable: {bad[0].excerpt}", bad)
+    unusable = cannot_judge(ctx)
+    if unusable:
+        return unusable
     cfgs, scans = configs(ctx), logs(ctx)
     findings = [
         *_placement(_items(cfgs, scans)),
