@@ -569,7 +569,9 @@ def presets_cmd(show: str | None) -> None:
     if show:
         text = preset_text(show)
         if text is None:
-            raise UsageError(f"--show: no preset {show!r}; choose one of {', '.join(preset_names())}")
+            raise UsageError(
+                f"--show: no preset {show!r}; choose one of {', '.join(preset_names())}"
+            )
         click.echo(text, nl=False)
         return
     for name, description in list_presets():
@@ -582,9 +584,7 @@ def presets_cmd(show: str | None) -> None:
     "-o", "--output", default="-", show_default=True, help="Manifest file to write ('-': stdout)."
 )
 @click.option("--samples", default=8, show_default=True, type=click.IntRange(min=1))
-@click.option(
-    "--block-size", default=1024 * 1024, show_default=True, type=click.IntRange(min=4096)
-)
+@click.option("--block-size", default=1024 * 1024, show_default=True, type=click.IntRange(min=4096))
 @click.option("--full", is_flag=True, help="Also hash every file completely (slow).")
 def weights_manifest_cmd(
     model_dir: str, output: str, samples: int, block_size: int, full: bool
@@ -610,8 +610,7 @@ def weights_manifest_cmd(
     write_atomic(output, text)
     mb = manifest["total_bytes"] / 1e6
     click.echo(
-        f"wrote {output}: {len(manifest['files'])} files, {mb:.1f} MB, "
-        f"{manifest['seconds']:.2f} s",
+        f"wrote {output}: {len(manifest['files'])} files, {mb:.1f} MB, {manifest['seconds']:.2f} s",
         err=True,
     )
     if manifest["problems"]:

@@ -420,7 +420,8 @@ def build(example: Example, out: Path, report_json: Path | None = None) -> dict[
         manifest_path = out / "manifest.json"
         manifest = json.loads(manifest_path.read_text())
         manifest["description"] = example.description
-        manifest["sysroot"] = "/"  # the node as its operators know it, not the build's temp dir
+        # The node as its operators know it, not the build's temp dir.
+        manifest["sysroot"] = manifest["identity"]["sysroot"] = "/"
         manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return verdicts_of(out)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,6 +238,12 @@ class Host:
     def input_path(self, path: str) -> str | None:
         """Local path of a user-given input (trace, log, config), or None when it is absent."""
         raise NotImplementedError
+
+    def cached_fact(self, name: str, compute: Callable[[], Any]) -> Any:
+        """A JSON-able result computed from big local inputs (model weights) instead of copying
+        them: live hosts compute it, recordings keep the result, snapshots replay it (None when
+        the bundle does not hold it)."""
+        return compute()
 
     def close(self) -> None:
         """Release temporary resources."""

@@ -40,6 +40,10 @@ SERVING_ENV_KEYS = (
     "HCCL_BUFFSIZE",
     "VLLM_USE_V1",
     "RANK_TABLE_FILE",
+    "RANKTABLEFILE",
+    "DISAGGREGATED_PREFILL_RANK_TABLE_PATH",
+    "HCCL_RDMA_TIMEOUT",
+    "HCCL_RDMA_RETRY_CNT",
     "LD_LIBRARY_PATH",
     "ASCEND_TOOLKIT_HOME",
 )
@@ -321,16 +325,18 @@ class LiveHost(Host):
                 pretty = line.split("=", 1)[1].strip().strip('"')
         kernel = self.read_text("/proc/sys/kernel/osrelease")
         if self.sysroot == "/":
-            name = platform.node()
-            kern = platform.release()
+            name, kern, arch = platform.node(), platform.release(), platform.machine()
         else:
             name = (hostname.text or "").strip() or "unknown"
             kern = (kernel.text or "").strip() or "unknown"
+            # Distribution kernels name their architecture last: 5.10.0-216.oe2203sp4.aarch64
+            suffix = kern.rsplit(".", 1)[-1]
+            arch = suffix if suffix in ("aarch64", "x86_64") else "unknown"
         return {
             "hostname": name,
             "kernel": kern,
             "os": pretty or "unknown",
-            "arch": platform.machine() if self.sysroot == "/" else "unknown",
+            "arch": arch,
             "sysroot": self.sysroot,
         }
 

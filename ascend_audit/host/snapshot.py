@@ -15,6 +15,7 @@ from typing import Any
 
 from ascend_audit import __version__
 from ascend_audit.host.base import FILE_CAP, CommandResult, FileRead, Host, ProcessInfo, StatInfo
+from ascend_audit.redact import redact_text
 
 FORMAT = "ascend-audit-snapshot"
 FORMAT_VERSION = 1
@@ -97,13 +98,89 @@ def load_manifest(root: str, origin: str) -> dict[str, Any]:
             f"{origin}: snapshot format {version} is newer than this ascend-audit understands "
             f"({FORMAT_VERSION}); upgrade ascend-audit {__version__} to replay it"
         )
+    _check_shape(manifest, origin)
     for rel in _referenced_files(manifest):
         if not _safe_member_name(rel):
             raise SnapshotError(f"{origin}: manifest refers to {rel!r} outside the bundle")
         full = os.path.join(root, rel)
-        if os.path.islink(full) or not os.path.exists(full):
+        inputs = (manifest.get("inputs") or {}).values()
+        if os.path.islink(full) or not (
+            os.path.isfile(full) or (rel in inputs and os.path.isdir(full))
+        ):
             raise SnapshotError(f"{origin}: manifest lists {rel!r}, which the bundle does not hold")
     return manifest
+
+
+def _is_str_or_none(v: Any) -> bool:
+    return v is None or isinstance(v, str)
+
+
+def _check_shape(m: dict[str, Any], origin: str) -> None:
+    """Refuse a manifest whose sections have the wrong shape, before anything replays it."""
+
+    def bad(where: str, what: str) -> SnapshotError:
+        return SnapshotError(f"{origin}: {MANIFEST}: {where} {what}; the bundle is damaged")
+
+    def mapping(key: str) -> dict[str, Any]:
+        v = m.get(key)
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise bad(key, "is not an object")
+        return v
+
+    commands = m.get("commands")
+    if commands is not None and not isinstance(commands, list):
+        raise bad("commands", "is not a list")
+    for i, c in enumerate(commands or []):
+        if not isinstance(c, dict):
+            raise bad(f"commands[{i}]", "is not an object")
+        argv = c.get("argv")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise bad(f"commands[{i}].argv", "is not a list of strings")
+        for k in ("stdout", "stderr", "status", "error"):
+            if not _is_str_or_none(c.get(k)):
+                raise bad(f"commands[{i}].{k}", "is not a string")
+        if c.get("rc") is not None and type(c.get("rc")) is not int:
+            raise bad(f"commands[{i}].rc", "is not an integer")
+        if c.get("duration_ms") is not None and type(c["duration_ms"]) not in (int, float):
+            raise bad(f"commands[{i}].duration_ms", "is not a number")
+    for path, f in mapping("files").items():
+        if not isinstance(f, dict) or not _is_str_or_none(f.get("content")):
+            raise bad(f"files[{path!r}]", "is not a file record")
+        if not _is_str_or_none(f.get("error")):
+            raise bad(f"files[{path!r}].error", "is not a string")
+    for path, entries in mapping("dirs").items():
+        if entries is not None and not (
+            isinstance(entries, list) and all(isinstance(e, str) for e in entries)
+        ):
+            raise bad(f"dirs[{path!r}]", "is not a list of names")
+    for key in ("links", "realpaths", "which", "inputs", "env", "identity"):
+        for k, v in mapping(key).items():
+            if not _is_str_or_none(v) or (key in ("realpaths", "env", "identity") and v is None):
+                raise bad(f"{key}[{k!r}]", "is not a string")
+    for path, st in mapping("stats").items():
+        try:
+            if st is not None:
+                StatInfo.from_dict(st)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise bad(f"stats[{path!r}]", "is not a stat record") from None
+    procs = m.get("processes")
+    if procs is not None and not isinstance(procs, list):
+        raise bad("processes", "is not a list")
+    for i, p in enumerate(procs or []):
+        try:
+            ProcessInfo.from_dict(p)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise bad(f"processes[{i}]", "is not a process record") from None
+    for sub, devs in mapping("udev").items():
+        if devs is not None and not (
+            isinstance(devs, list) and all(isinstance(d, dict) for d in devs)
+        ):
+            raise bad(f"udev[{sub!r}]", "is not a list of devices")
+    mapping("cached_facts")
+    if not _is_str_or_none(m.get("policy")) or not isinstance(m.get("sysroot", "/"), str):
+        raise bad("policy/sysroot", "is not a string")
 
 
 def _referenced_files(manifest: dict[str, Any]) -> list[str]:
@@ -423,7 +500,36 @@ def _copy_input(local: str, root: str, rel_dir: str) -> str:
     dest = os.path.join(root, rel)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     if os.path.isdir(local):
-        shutil.copytree(local, dest, symlinks=False, ignore_dangling_symlinks=True)
+        shutil.copytree(
+            local, dest, symlinks=False, ignore_dangling_symlinks=True, copy_function=_copy_redacted
+        )
     else:
-        shutil.copyfile(local, dest)
+        _copy_redacted(local, dest)
     return rel
+
+
+def _copy_redacted(src: str, dst: str, block: int = 1 << 20) -> str:
+    """Copy a user input into a bundle with secrets masked (a bundle is shared in tickets).
+
+    Streams in blocks cut at a newline, so memory stays bounded for multi-GB traces and logs;
+    bytes that are not UTF-8 pass through unchanged (surrogateescape)."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        carry = b""
+        while True:
+            chunk = fin.read(block)
+            data = carry + chunk
+            if chunk:
+                cut = data.rfind(b"\n")
+                if cut < 0 and len(data) < 4 * block:
+                    carry = data
+                    continue
+                cut = len(data) if cut < 0 else cut + 1
+                data, carry = data[:cut], data[cut:]
+            else:
+                carry = b""
+            if data:
+                text = data.decode("utf-8", errors="surrogateescape")
+                fout.write(redact_text(text).encode("utf-8", errors="surrogateescape"))
+            if not chunk:
+                break
+    return dst

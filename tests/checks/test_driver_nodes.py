@@ -19,6 +19,13 @@ WEIGHTS = '[driver]\nweights_path = "/models"\n'
 # DRV-VER-002 compares CANN with the driver against the bundled compatibility table; the fake
 # node's CANN 8.0.0 / driver 24.1.rc3 pair is not in it, so it warns (another check's business).
 DOCUMENTED_WARNINGS = {"DRV-VER-002"}
+# Checks that SKIP on this fake node by design: no hccn_tool on PATH (RoCE), no rank table, no
+# serving process, and no cpufreq / THP / limits files in the tree (tests/checks/test_network*,
+# test_host* judge them on nodes that have them).
+SKIPPED_HERE = {
+    "DRV-NET-001", "DRV-NET-002", "DRV-NET-003", "DRV-NET-004", "DRV-RANK-001",
+    "DRV-HOST-001", "DRV-HOST-002", "DRV-HOST-003", "DRV-HOST-004",
+}
 
 
 def audit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -93,7 +100,11 @@ def test_healthy_node_is_ready_but_for_documented_warnings(tmp_path):
     got = statuses(report)
     for cid in ("DRV-NPU-001", "DRV-TOPO-001", "DRV-STOR-001"):
         assert got[cid] == "PASS", result(report, cid)["summary"]
-    others = {cid: s for cid, s in got.items() if s != "PASS"}
+    others = {
+        cid: s
+        for cid, s in got.items()
+        if s != "PASS" and not (s == "SKIP" and cid in SKIPPED_HERE)
+    }
     assert set(others) <= DOCUMENTED_WARNINGS and set(others.values()) <= {"WARN"}, others
     driver = next(layer for layer in report["layers"] if layer["name"] == "driver")
     assert driver["verdict"] == ("DEGRADED" if others else "READY")
