@@ -22,7 +22,7 @@ from ascend_audit.model import (
     Status,
     Verdict,
 )
-from ascend_audit.redact import redact_text
+from ascend_audit.redact import MASK, is_secret_name, redact_text
 from ascend_audit.registry import CheckSpec, Registry
 
 
@@ -63,7 +63,10 @@ def _scrub(value: Any) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items()}
+        return {
+            k: MASK if isinstance(v, str) and v and is_secret_name(str(k)) else _scrub(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [_scrub(v) for v in value]
     return value

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 MASK = "***REDACTED***"
 
 _SECRET_NAME = re.compile(
-    r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|"
-    r"CREDENTIAL|AUTH|COOKIE|SESSION[_-]?ID|_KEY$|^KEY$)",
+    r"(?:^|[_.-])(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API[_-]?KEY|ACCESS[_-]?KEY|"
+    r"PRIVATE[_-]?KEY|CREDENTIALS?|AUTH|COOKIE|SESSION[_-]?ID|KEY)(?:$|[_.-])",
     re.IGNORECASE,
 )
 # Flags whose *next* argv element (or `=value`) is secret: --api-key, --token, --password, ...
@@ -19,8 +19,17 @@ _SECRET_FLAG = re.compile(
 )
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][\w+.-]*://)(?P<user>[^/\s:@]+):(?P<pw>[^/\s@]+)@")
 _KV_SECRET = re.compile(
-    r"(?P<key>\b[\w.-]*(?:token|secret|password|passwd|api[_-]?key|access[_-]?key|auth)[\w.-]*)"
-    r"(?P<sep>\s*[=:]\s*)(?P<q>[\"']?)(?P<val>[^\s\"'&,;]+)",
+    # the secret word ends the key (`hf_token`, `db_password`), so counts such as
+    # `total_token_throughput`, `max_tokens` or `tokenizer` are not masked
+    r"(?P<key>\b[\w.-]*(?:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key"
+    r"|secret[_-]?key|private[_-]?key|auth)(?![\w.-]))"
+    r"(?P<sep>[\"']?\s*[=:]\s*)(?P<q>[\"']?)(?P<val>[^\s\"'&,;]+)",
+    re.IGNORECASE,
+)
+# `--api-key VALUE` / `--hf-token=VALUE` written out in text (a logged or pasted command line).
+_FLAG_SECRET = re.compile(
+    r"(?P<flag>(?<![\w-])--?[\w-]*(?:token|secret|password|passwd|api[-_]?key|access[-_]?key"
+    r"|credential|auth)[\w-]*)(?P<sep>=|\s+)(?P<q>[\"']?)(?P<val>(?!-)[^\s\"',;]+)",
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
@@ -42,6 +51,7 @@ def redact_text(text: str) -> str:
         return text
     text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    text = _FLAG_SECRET.sub(lambda m: f"{m['flag']}{m['sep']}{m['q']}{MASK}", text)
     text = _KV_SECRET.sub(lambda m: f"{m['key']}{m['sep']}{m['q']}{MASK}", text)
     return _TOKEN_SHAPES.sub(MASK, text)
 

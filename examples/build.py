@@ -309,6 +309,36 @@ def write_model(root: Path, model: str = "Qwen2.5-32B-Instruct", shards: int = 1
     )
 
 
+def write_host_tuning(root: Path) -> None:
+    """A tuned Kunpeng host: performance governor, THP always, no NUMA balancing, no swap."""
+    files = {
+        "sys/class/dmi/id/sys_vendor": "Huawei\n",
+        "sys/class/dmi/id/product_name": "Atlas 800T A2\n",
+        "sys/kernel/mm/transparent_hugepage/enabled": "[always] madvise never\n",
+        "proc/sys/kernel/numa_balancing": "0\n",
+        "proc/sys/vm/overcommit_memory": "0\n",
+        "proc/swaps": "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
+        "proc/meminfo": "MemTotal:       1584312064 kB\nMemFree:        1402117120 kB\n"
+        "SwapTotal:             0 kB\nSwapFree:              0 kB\n",
+        "proc/cpuinfo": "".join(
+            f"processor\t: {i}\nBogoMIPS\t: 200.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 "
+            "sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma dcpop asimddp asimdfhm\n"
+            "CPU implementer\t: 0x48\nCPU part\t: 0xd01\n\n"
+            for i in range(4)
+        ),
+        "etc/security/limits.conf": "# /etc/security/limits.conf\n"
+        "HwHiAiUser soft nofile 1048576\nHwHiAiUser hard nofile 1048576\n"
+        "*          soft nofile 1048576\n*          hard nofile 1048576\n"
+        "*          soft memlock unlimited\n*          hard memlock unlimited\n"
+        "root       soft nofile 1048576\nroot       hard nofile 1048576\n",
+    }
+    for cpu in range(4):
+        files[f"sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"] = "performance\n"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
 def write_identity(root: Path, hostname: str) -> None:
     (root / "etc").mkdir(exist_ok=True)
     (root / "etc/hostname").write_text(hostname + "\n")
@@ -374,6 +404,7 @@ def build(example: Example, out: Path, report_json: Path | None = None) -> dict[
         write_versions(root, example.mismatch)
         write_identity(root, example.hostname)
         write_model(root)
+        write_host_tuning(root)
         software = OLD_DRIVER if example.mismatch else DRIVER
         firmware = OLD_FIRMWARE if example.mismatch else FIRMWARE
         npus = [

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ascend_audit.redact import redact_text
+
 __all__ = [
     "LEGACY_ADDITIONAL_KEYS",
     "RELEVANT_ENV",
@@ -339,8 +341,11 @@ class _Builder:
         self, key: str, value: Any, lineno: int | None, text: str, source: str | None = None
     ) -> None:
         value = _redact(key, value)
+        if isinstance(value, str):
+            value = redact_text(value)  # a URL password or token inside any option's value
         if _SECRET_RE.search(key):
             text = re.sub(r"(\S*(?:=|\s))\S+$", r"\1" + _REDACTED, text) if text else text
+        text = redact_text(text) if isinstance(text, str) else text
         if key in _JSON_FLAGS:
             value = self._json_value(key, value)
             if value is None:
@@ -436,6 +441,20 @@ class _Builder:
             problems=tuple(p[:300] for p in self.problems[:100]),
         )
         return replace(cfg, **extra) if extra else cfg
+
+
+_MAX_KEY_SCANS = 64
+_TOP_KEY = re.compile(r"""^\s*["']?([^\s"':#][^"':]*?)["']?\s*:""")
+
+
+def _top_level_keys(lines: list[str]) -> dict[str, tuple[int, str]]:
+    """First line of each `key:` that starts a line, in one pass (evidence positions)."""
+    found: dict[str, tuple[int, str]] = {}
+    for i, line in enumerate(lines, 1):
+        m = _TOP_KEY.match(line)
+        if m and m.group(1) not in found:
+            found[m.group(1)] = (i, line.strip()[:500])
+    return found
 
 
 def _find_lineno(lines: list[str], key: str) -> tuple[int | None, str]:
@@ -591,9 +610,17 @@ def _apply_yaml(b: _Builder, text: str, source: str) -> None:
         b.problems.append(f"{source}: expected a mapping of options, got {type(data).__name__}")
         return
     lines = text.splitlines()
+    first = _top_level_keys(lines)
+    scans = 0
     for raw_key, value in data.items():
         key = _SHORT.get(raw_key, _norm_flag(raw_key))
-        lineno, line = _find_lineno(lines, raw_key)
+        if raw_key in first:
+            lineno, line = first[raw_key]
+        elif scans < _MAX_KEY_SCANS:  # rare (flow style, odd quoting): bounded full scans
+            scans += 1
+            lineno, line = _find_lineno(lines, raw_key)
+        else:
+            lineno, line = None, ""
         if key.startswith("no_") and value is True:
             key, value = key[3:], False
         b.set(key, value, lineno, line or f"{raw_key}: {value}", source)

@@ -180,12 +180,18 @@ def test_secrets_in_outcomes_are_redacted(tmp_path):
                     "config",
                     "vllm --api-key=SEKRET123",
                     "password=hunter2",
-                    {"url": "https://u:pw123@x/y"},
+                    {"url": "https://u:pw123@x/y", "api_key": "plainvalue42"},
                 )
             ],
         )
 
     report = run_audit(_registry(leaky), _ctx(tmp_path), Selection(layers=("driver",)))
     text = str(report.to_dict())
-    for secret in ("hf_abcdefghijklmnopqrstuvwxyz0123", "SEKRET123", "hunter2", "pw123"):
+    for secret in (
+        "hf_abcdefghijklmnopqrstuvwxyz0123",
+        "SEKRET123",
+        "hunter2",
+        "pw123",
+        "plainvalue42",
+    ):
         assert secret not in text
