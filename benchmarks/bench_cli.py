@@ -72,7 +72,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sysroot, env = slow_node(Path(tmp), 0.5)
         live = [*CLI, "run", "--sysroot", str(sysroot), "--layers", "driver", "-q"]
-        rows.append(("live run, npu-smi stand-ins sleeping 0.5 s each", median_of(3, live, env), 1.5))
+        rows.append(
+            ("live run, npu-smi stand-ins sleeping 0.5 s each", median_of(3, live, env), 1.5)
+        )
     print(f"{'case':<52} {'median s':>9} {'target s':>9}")
     for name, value, target in rows:
         mark = "ok" if value <= target else "OVER"

@@ -99,9 +99,7 @@ def _dtype(layout: str, d: str) -> str:
     return f"DT_{d}" if layout == "2025" and d != "FLOAT" else d
 
 
-def generate(
-    rows: int, layout: str, out_dir: Path, seed: int = 20240101, ops: tuple = OPS
-) -> Path:
+def generate(rows: int, layout: str, out_dir: Path, seed: int = 20240101, ops: tuple = OPS) -> Path:
     """Write OUT_DIR/ASCEND_PROFILER_OUTPUT/kernel_details.csv and return its path."""
     rng = random.Random(seed)
     target = out_dir / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"

@@ -18,7 +18,9 @@ def fixture_files(subdir: str, pattern: str = "*") -> list[Path]:
     base = FIXTURES / subdir
     if not base.is_dir():
         return []
-    return sorted(p for p in base.glob(pattern) if p.is_file() and not p.name.endswith(".source.txt"))
+    return sorted(
+        p for p in base.glob(pattern) if p.is_file() and not p.name.endswith(".source.txt")
+    )
 
 
 def fixture(path: str) -> Path:

@@ -23,8 +23,15 @@ DOCUMENTED_WARNINGS = {"DRV-VER-002"}
 # serving process, and no cpufreq / THP / limits files in the tree (tests/checks/test_network*,
 # test_host* judge them on nodes that have them).
 SKIPPED_HERE = {
-    "DRV-NET-001", "DRV-NET-002", "DRV-NET-003", "DRV-NET-004", "DRV-RANK-001",
-    "DRV-HOST-001", "DRV-HOST-002", "DRV-HOST-003", "DRV-HOST-004",
+    "DRV-NET-001",
+    "DRV-NET-002",
+    "DRV-NET-003",
+    "DRV-NET-004",
+    "DRV-RANK-001",
+    "DRV-HOST-001",
+    "DRV-HOST-002",
+    "DRV-HOST-003",
+    "DRV-HOST-004",
 }
 
 
