@@ -146,11 +146,11 @@ def _preset_policy(name: str, policy: str | None) -> str:
     return path
 
 
-def _load_registry(checks_dirs: tuple[str, ...]) -> Any:
+def _load_registry(checks_dirs: tuple[str, ...], catalogue_only: bool = False) -> Any:
     from ascend_audit.registry import RegistryError, load_registry
 
     try:
-        return load_registry(checks_dirs)
+        return load_registry(checks_dirs, catalogue_only=catalogue_only)
     except RegistryError as exc:
         raise UsageError(str(exc)) from None
 
@@ -398,7 +398,7 @@ def checks_cmd(layer: str | None, checks_dirs: tuple[str, ...], as_json: bool) -
       ascend-audit checks --layer operator
       ascend-audit checks --checks-dir ./site-checks --json
     """
-    registry = _load_registry(checks_dirs)
+    registry = _load_registry(checks_dirs, catalogue_only=True)
     specs = [s for s in registry.all() if layer is None or s.layer == layer]
     if as_json:
         import json
@@ -419,7 +419,7 @@ def explain(check_id: str, checks_dirs: tuple[str, ...]) -> None:
     Example:
       ascend-audit explain DRV-NPU-001
     """
-    registry = _load_registry(checks_dirs)
+    registry = _load_registry(checks_dirs, catalogue_only=True)
     spec = registry.get(check_id.strip().upper()) or registry.get(check_id.strip())
     if spec is None:
         raise UsageError(f"unknown check id {check_id}; `ascend-audit checks` lists them")

@@ -78,8 +78,10 @@ def _sidecar(module: ModuleType) -> dict[str, Any]:
     if not path:
         return {}
     toml_path = os.path.splitext(path)[0] + ".toml"
-    if not os.path.isfile(toml_path):
-        return {}
+    return _read_metadata(toml_path) if os.path.isfile(toml_path) else {}
+
+
+def _read_metadata(toml_path: str) -> dict[str, Any]:
     try:
         with open(toml_path, "rb") as fh:
             return tomllib.load(fh)
@@ -182,6 +184,23 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     )
 
 
+def _not_loaded(ctx: Any) -> Any:
+    raise RegistryError("catalogue entry: the check's module was not imported")
+
+
+def _builtin_catalogue(reg: Registry) -> None:
+    """Built-in checks from their TOML metadata alone, without importing their modules."""
+    import ascend_audit.checks as pkg
+
+    for root in pkg.__path__:
+        for dirpath, _dirs, files in sorted(os.walk(root)):
+            for name in sorted(f for f in files if f.endswith(".toml")):
+                rel = os.path.relpath(os.path.join(dirpath, name[:-5]), root)
+                module = f"{pkg.__name__}.{rel.replace(os.sep, '.')}"
+                for cid, meta in _read_metadata(os.path.join(dirpath, name)).items():
+                    reg.add(_validated(cid, dict(meta), _not_loaded, module))
+
+
 def _builtin_modules() -> Iterable[ModuleType]:
     import ascend_audit.checks as pkg
 
@@ -218,11 +237,20 @@ def _load_file(path: str) -> ModuleType:
 
 
 def load_registry(
-    checks_dirs: Iterable[str] = (), entry_points: bool = True, builtins: bool = True
+    checks_dirs: Iterable[str] = (),
+    entry_points: bool = True,
+    builtins: bool = True,
+    catalogue_only: bool = False,
 ) -> Registry:
-    """Built-in checks, then entry-point plug-ins, then drop-in files from --checks-dir."""
+    """Built-in checks, then entry-point plug-ins, then drop-in files from --checks-dir.
+
+    With catalogue_only, built-ins come from their metadata files without importing their
+    code (enough to list and explain them, and fast); their functions cannot run.
+    """
     reg = Registry()
-    if builtins:
+    if builtins and catalogue_only:
+        _builtin_catalogue(reg)
+    elif builtins:
         for module in _builtin_modules():
             reg.add_module(module)
     if entry_points:

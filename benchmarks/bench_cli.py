@@ -20,6 +20,9 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from fakenode import atlas_800_a2, npu_smi_outputs  # noqa: E402
 
+# npu-smi is asked 18 questions on an 8-NPU node: `info` and `-t topo` together, then `-t board`
+# and `-t health` for every NPU the table lists (they depend on its ids), all concurrently.
+
 CLI = [sys.executable, "-m", "ascend_audit"]
 
 
@@ -47,12 +50,17 @@ def heavy_imports(args: list[str]) -> list[str]:
 
 
 def slow_node(root: Path, delay: float) -> tuple[Path, dict[str, str]]:
-    """A fake 8-NPU node whose npu-smi answers each of its 18 questions after `delay` seconds."""
-    from standins import standin
-
-    outputs = {k: {"stdout": v, "sleep": delay} for k, v in npu_smi_outputs(atlas_800_a2()).items()}
-    bindir = root / "bin"
-    standin(bindir, "npu-smi", outputs)
+    """A fake 8-NPU node whose npu-smi (a shell script) answers each question after `delay` s."""
+    bindir, answers = root / "bin", root / "answers"
+    answers.mkdir(parents=True)
+    cases = []
+    for i, (key, text) in enumerate(npu_smi_outputs(atlas_800_a2()).items()):
+        (answers / f"{i}.txt").write_text(text)
+        cases.append(f'  "{key}") sleep {delay}; cat "{answers}/{i}.txt" ;;')
+    bindir.mkdir()
+    script = bindir / "npu-smi"
+    script.write_text('#!/bin/sh\ncase "$*" in\n' + "\n".join(cases) + "\n  *) exit 2 ;;\nesac\n")
+    script.chmod(0o755)
     sysroot = root / "sysroot"
     (sysroot / "dev").mkdir(parents=True)
     for i in range(8):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -804,6 +805,33 @@ def _encode(arr: Any, n: int) -> tuple[Any, list[Any]]:
 # --------------------------------------------------------------------------- kernel tables
 
 
+def _arrow_without_pandas() -> None:
+    """Import pyarrow so that it does not pull in pandas, which this layer never uses.
+
+    pyarrow probes for pandas the first time it converts Python values, and importing pandas
+    costs ~0.4 s. Hiding pandas for that one probe makes pyarrow settle on "no pandas" for this
+    process (its pandas integration, e.g. to_pandas, is then off); pandas itself stays importable.
+    """
+    import pyarrow as pa
+
+    if "pandas" in sys.modules:
+        return
+    hide = _HidePandas()
+    sys.meta_path.insert(0, hide)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(hide)
+
+
+class _HidePandas:
+    """A meta-path finder under which `import pandas` fails at once."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas hidden from pyarrow's optional probe")
+
+
 def summarize_kernels(path: str | os.PathLike[str]) -> KernelSummary:
     """Summarise a kernel_details.csv or op_summary_*.csv in bounded memory; never raises."""
     p = Path(path)
@@ -818,6 +846,7 @@ def summarize_kernels(path: str | os.PathLike[str]) -> KernelSummary:
         if layout.problem:
             return KernelSummary(source, "unknown", layout.header, problems=(layout.problem,))
         try:
+            _arrow_without_pandas()
             return _summarize_arrow(p, layout)
         except _FallBack as why:
             acc = _Acc()

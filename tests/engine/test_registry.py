@@ -80,3 +80,24 @@ def test_entry_point_plugin_is_loaded(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "SITE-001" in out.stdout and "DRV-NPU-001" in out.stdout
+
+
+def test_catalogue_from_metadata_matches_the_imported_checks():
+    """`checks` and `explain` read only the TOML metadata; it must describe exactly the code."""
+    imported = load_registry(entry_points=False)
+    catalogue = load_registry(entry_points=False, catalogue_only=True)
+    assert [s.id for s in catalogue.all()] == [s.id for s in imported.all()]
+    for spec in imported.all():
+        listed = catalogue.get(spec.id).to_dict()
+        assert {**listed, "origin": spec.origin} == spec.to_dict()
+
+
+def test_checks_listing_imports_no_check_code():
+    out = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from ascend_audit.cli import entry; sys.argv=['x','checks']\n"
+         "try: entry()\nexcept SystemExit: pass\n"
+         "print(sorted(m for m in sys.modules if m.startswith('ascend_audit.checks.')))"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.strip().splitlines()[-1] == "[]"
