@@ -241,7 +241,9 @@ class SnapshotHost(Host):
         with open(os.path.join(self.root, rel), "rb") as fh:
             return fh.read().decode("utf-8", errors="replace")
 
-    def run_many(self, argvs, timeout=None):  # type: ignore[no-untyped-def]
+    def run_many(
+        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+    ) -> list[CommandResult]:
         out = []
         for argv in argvs:
             rec = self._commands.get(tuple(argv))
@@ -331,7 +333,9 @@ class RecordingHost(Host):
         self._processes: list[ProcessInfo] | None = None
         self.cached: dict[str, Any] = {}
 
-    def run_many(self, argvs, timeout=None):  # type: ignore[no-untyped-def]
+    def run_many(
+        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+    ) -> list[CommandResult]:
         results = self.inner.run_many(argvs, timeout)
         with self._lock:
             for argv, res in zip(argvs, results, strict=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
+from ascend_audit.facts.npu_smi import NpuSmiInfo
 from ascend_audit.model import Evidence, Outcome, fail, passed, warn
 from ascend_audit.registry import check
 
@@ -62,7 +63,7 @@ def npu_enumeration(ctx: Context) -> Outcome:
     return Outcome(worst.status, f"{summary}: {joined}", evidence, {"npus": len(info.npus)})
 
 
-def _cross_check(ctx: Context, info, evidence: list[Evidence]) -> list[Outcome]:  # type: ignore[no-untyped-def]
+def _cross_check(ctx: Context, info: NpuSmiInfo, evidence: list[Evidence]) -> list[Outcome]:
     """PCI functions, /dev/davinciN and npu-smi chips must tell the same story."""
     out: list[Outcome] = []
     pci, dev = ctx.fact("pci"), ctx.fact("dev_nodes")

@@ -6,6 +6,7 @@ import ipaddress
 
 from ascend_audit.context import Context
 from ascend_audit.model import Evidence, Outcome, fail, warn, worst
+from ascend_audit.policy import Policy
 from ascend_audit.registry import check
 
 DEFAULTS = {  # documented defaults (hicann/hccl user guide, hccl_env)
@@ -22,7 +23,7 @@ def _int(value: str | None) -> int | None:
     return int(v) if v.isdigit() else None
 
 
-def _timeouts(env: dict[str, str], policy) -> list[Outcome]:  # type: ignore[no-untyped-def]
+def _timeouts(env: dict[str, str], policy: Policy) -> list[Outcome]:
     out: list[Outcome] = []
     raw = env.get("HCCL_CONNECT_TIMEOUT")
     ct = _int(raw) if raw is not None else 120

@@ -6,6 +6,7 @@ from ascend_audit.context import Context
 from ascend_audit.facts.sysfs import format_cpulist
 from ascend_audit.gather.host_tuning import (
     UNLIMITED,
+    HostTuning,
     meminfo_kb,
     release_tuple,
     swap_devices,
@@ -22,11 +23,11 @@ def _off(name: str, found: object, wanted: object, why: str) -> Outcome:
     return warn(f"{name} is {found}, want {wanted}: {why}")
 
 
-def _files(t, paths: tuple[str, ...]) -> list[Evidence]:  # type: ignore[no-untyped-def]
+def _files(t: HostTuning, paths: tuple[str, ...]) -> list[Evidence]:
     return [t.reads[p].evidence(excerpt=(t.reads[p].text or "")[:400]) for p in paths]
 
 
-def _unread(t, paths: tuple[str, ...]) -> list[str]:  # type: ignore[no-untyped-def]
+def _unread(t: HostTuning, paths: tuple[str, ...]) -> list[str]:
     return [p for p in paths if not t.reads[p].ok]
 
 

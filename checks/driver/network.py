@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
+from ascend_audit.gather.network import NetworkScan
 from ascend_audit.model import Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -40,7 +41,7 @@ def _bad(ctx: Context, summary: str, remediation: str | None = None) -> Outcome:
     return warn(summary + " (cluster.roce_required = false)", remediation=remediation)
 
 
-def _no_answer(net, sub: str, d: int) -> str | None:  # type: ignore[no-untyped-def]
+def _no_answer(net: NetworkScan, sub: str, d: int) -> str | None:
     res = net.result(sub, d)
     if res is None or res.status in ("ok", "nonzero"):
         return None
