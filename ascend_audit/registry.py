@@ -103,7 +103,7 @@ class Registry:
 
     def all(self) -> list[CheckSpec]:
         order = {name: i for i, name in enumerate(LAYERS)}
-        return sorted(self._specs.values(), key=lambda s: order[s.layer])
+        return sorted(self._specs.values(), key=lambda s: (order[s.layer], s.id))
 
     def for_layer(self, layer: str) -> list[CheckSpec]:
         return [s for s in self.all() if s.layer == layer]
