@@ -75,6 +75,19 @@ def dev_nodes(ctx: Context) -> Any:
     return collect_dev_nodes(ctx.host)
 
 
+NO_NPU = (
+    "no NPU on this node: no npu-smi on PATH, no /dev/davinci* device, "
+    "no Ascend PCI function (vendor 0x19e5)"
+)
+
+
+def no_npu_at_all(ctx: Context) -> bool:
+    """True when npu-smi, PCI and /dev agree there is no NPU: the node is not an NPU node."""
+    run = ctx.fact("npu_smi")
+    pci, dev = ctx.fact("pci"), ctx.fact("dev_nodes")
+    return run.result.status == "missing" and not pci.npus and not dev.davinci_indices
+
+
 def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     """NPUs, versions, topology and storage from whatever driver facts this run gathered."""
     inv: dict[str, Any] = {}

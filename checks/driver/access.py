@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.model import Evidence, Outcome, Status, fail, passed, warn
+from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
+from ascend_audit.model import Evidence, Outcome, Status, fail, passed, skip, warn
 from ascend_audit.registry import check
 
 _RANK = (Status.FAIL, Status.WARN)
@@ -184,6 +185,8 @@ def _dev_evidence(dev: Any) -> Evidence:
 
 @check("DRV-DEV-001")
 def device_access(ctx: Context) -> Outcome:
+    if no_npu_at_all(ctx):
+        return skip(f"{NO_NPU} (DRV-NPU-001): no device node to open")
     dev = ctx.fact("dev_nodes")
     info = ctx.fact("npu_smi").info
     chips = info.chip_count if info is not None else 0

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from ascend_audit.context import Context
 from ascend_audit.facts.npu_smi import NpuSmiInfo
+from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
 from ascend_audit.model import Evidence, Outcome, fail, passed, warn
 from ascend_audit.registry import check
 
 
 def _absent_everywhere(ctx: Context) -> Outcome | None:
     """The plain case of a node without NPUs: say so with all three sources as evidence."""
-    run = ctx.fact("npu_smi")
-    pci, dev = ctx.fact("pci"), ctx.fact("dev_nodes")
-    if run.result.status != "missing" or pci.npus or dev.davinci_indices:
+    if not no_npu_at_all(ctx):
         return None
     return fail(
-        "no NPU on this node: no npu-smi on PATH, no /dev/davinci* device, "
-        "no Ascend PCI function (vendor 0x19e5)",
+        NO_NPU,
         [
-            run.result.evidence(),
+            ctx.fact("npu_smi").result.evidence(),
             Evidence("file", "/sys/bus/pci/devices", "no function with an Ascend device id"),
             Evidence("file", "/dev", "no davinci device nodes", {"davinci": []}),
         ],

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed
+from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
+from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed, skip
 from ascend_audit.registry import check
 
 _ORDER = (Status.PASS, Status.WARN, Status.FAIL)
@@ -58,6 +59,8 @@ def _worth_showing(run: Any) -> bool:
 
 @check("DRV-NPU-002")
 def npu_health(ctx: Context) -> Outcome:
+    if no_npu_at_all(ctx):
+        return skip(f"{NO_NPU} (DRV-NPU-001): no chip to judge")
     run = ctx.fact("npu_smi")
     info = run.info
     if info is None or not info.chips:

@@ -165,3 +165,14 @@ def test_without_npu_smi_table_nodes_are_still_judged(tmp_path):
     r = judge(tmp_path, '[driver]\nservice_user = "nobody"\n', table="\x00garbage\xff")
     assert r.status is Status.FAIL
     assert "cannot open" in r.summary and "chips" not in r.summary
+
+
+def test_node_without_any_npu_skips_to_the_enumeration_check(tmp_path):
+    from standins import run_node
+
+    (tmp_path / "root").mkdir()
+    (tmp_path / "bin").mkdir()
+    report = run_node(tmp_path / "root", tmp_path / "bin", only=["DRV-DEV-001", "DRV-NPU-001"])
+    assert report.result("DRV-DEV-001").status.value == "SKIP"
+    assert "DRV-NPU-001" in report.result("DRV-DEV-001").summary
+    assert report.result("DRV-NPU-001").status.value == "FAIL"

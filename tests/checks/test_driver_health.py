@@ -141,9 +141,17 @@ def test_unreadable_health_output_is_error_with_evidence(tmp_path, garbage):
 
 
 def test_no_npu_smi_on_path_is_error(tmp_path):
+    (tmp_path / "root/dev").mkdir(parents=True)
+    (tmp_path / "root/dev/davinci0").write_text("")  # an NPU node whose npu-smi is missing
     r = judge(tmp_path, None)
     assert r.status is Status.ERROR
     assert "could not judge" in r.summary and "not found on PATH" in r.summary
+
+
+def test_node_without_any_npu_skips_to_the_enumeration_check(tmp_path):
+    r = judge(tmp_path, None)
+    assert r.status is Status.SKIP
+    assert "no NPU on this node" in r.summary and "DRV-NPU-001" in r.summary
 
 
 @pytest.mark.parametrize(
