@@ -187,3 +187,38 @@ def test_fleet_page_renders_cleanly(browser, tmp_path):
     assert "cann" in text and "differs" in text
     _screenshot(browser, tmp_path / "fleet.png")
     print(f"screenshot: {tmp_path / 'fleet.png'}")
+
+
+def _example_names() -> list[str]:
+    from ascend_audit.examples_index import list_examples
+
+    return [name for name, _ in list_examples()]
+
+
+@pytest.mark.parametrize("example", _example_names())
+def test_every_bundled_example_report_renders_cleanly(browser, tmp_path, example):
+    """The HTML of each `run --example` audit, as a ticket would carry it."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    subprocess.run(
+        [sys.executable, "-m", "ascend_audit", "run", "--example", example, "-q", "-o", str(out)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    page = out / "report.html"
+    seen = _load(browser, page)
+    assert seen["console"] == [], seen["console"]
+    assert seen["requests"] == [], seen["requests"]
+    assert seen["resources"] == [], seen["resources"]
+    verdict = json.loads((out / "report.json").read_text())["verdict"]
+    overall = browser.execute_script("return document.querySelector('.overall .big').innerText")
+    assert verdict in overall.replace(" ", "_")
+    topology = browser.execute_script("return document.querySelectorAll('svg, .numa').length")
+    assert topology > 0, "the topology picture is missing"
+    _screenshot(browser, tmp_path / f"{example}.png")
+    state = _print_checks(browser, tmp_path / f"{example}.pdf")
+    assert state["hidden"] == 0 and state["clipped"] == 0, state
+    print(f"screenshot: {tmp_path / f'{example}.png'}")
