@@ -343,8 +343,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     policy = _load_policy(opts["policy"], snapshot_policy)
     if opts.get("timeout"):
         policy.values["audit.command_timeout"] = float(opts["timeout"])
-    if hasattr(host, "timeout"):
-        host.timeout = policy["audit.command_timeout"]
+    live = host.inner if isinstance(host, RecordingHost) else host
+    if isinstance(live, LiveHost):
+        live.timeout = policy["audit.command_timeout"]
     fail_on = opts.get("fail_on") or policy["audit.fail_on"]
 
     colour = None if not opts.get("no_color") and "NO_COLOR" not in os.environ else False
