@@ -96,7 +96,10 @@ def run_check(spec: CheckSpec, ctx: Context) -> Result:
         severity=spec.severity,
         title=spec.title,
         summary=redact_text(outcome.summary),
-        remediation=outcome.remediation or spec.remediation,
+        # A fix is advice for what went wrong; a PASS or SKIP has none (`explain` still shows it).
+        remediation=""
+        if outcome.status in (Status.PASS, Status.SKIP)
+        else outcome.remediation or spec.remediation,
         evidence=[
             Evidence(e.kind, redact_text(e.source), redact_text(e.excerpt), _scrub(e.values))
             for e in outcome.evidence
@@ -182,7 +185,7 @@ def run_audit(
                     spec.severity,
                     spec.title,
                     f"not judged: a lower layer is not ready ({', '.join(blockers)})",
-                    spec.remediation,
+                    "",
                     blocked_by=list(blockers),
                 )
                 layer_results.append(res)
