@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ascend_audit.host.base import FileRead, StatInfo
+
 # ---------------------------------------------------------------------------------------------
 # tree spec
 
@@ -57,31 +59,6 @@ def attrs(directory: str, **values: Any) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------------------------
 # a tiny reader with the Host's file primitives
-
-
-@dataclass(frozen=True)
-class FileRead:
-    """Same shape as ascend_audit.host.base.FileRead."""
-
-    path: str
-    text: str | None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class StatInfo:
-    """Same fields as the engine's StatInfo, plus is_char_device."""
-
-    mode: int
-    uid: int
-    gid: int
-    owner: str
-    group: str
-    kind: str = "file"
-
-    @property
-    def is_char_device(self) -> bool:
-        return self.kind == "char"
 
 
 def char_device(owner: str = "HwHiAiUser", uid: int = 1000, mode: int = 0o660) -> StatInfo:
