@@ -9,7 +9,6 @@ from ascend_audit.context import Context, gatherer
 from ascend_audit.facts.sysfs import NumaInfo, PcieLink, format_cpulist
 from ascend_audit.host.base import CommandResult
 
-NPU_SMI_TOPO = ("npu-smi", "info", "-t", "topo")
 UNKNOWN = "unknown"
 
 
@@ -143,19 +142,6 @@ def _npu_ids(run: Any) -> dict[str, int]:
     return {c.bus_id: c.npu_id for c in run.info.chips if c.bus_id}
 
 
-def _topo(ctx: Context) -> tuple[CommandResult, Any]:
-    """`npu-smi info -t topo`: the shared `npu_topo` fact when registered, else run here."""
-    from ascend_audit.facts.npu_smi import parse_topo
-
-    try:
-        shared = ctx.fact("npu_topo")
-        return shared.result, shared.topo
-    except KeyError:
-        pass
-    result = ctx.host.run(NPU_SMI_TOPO, ctx.policy["driver.npu_smi_timeout"])
-    return result, parse_topo(result.stdout) if result.ok and result.stdout.strip() else None
-
-
 @gatherer("numa", "driver")
 def numa(ctx: Context) -> NumaInfo:
     """NUMA nodes and their CPUs from /sys/devices/system/node."""
@@ -164,14 +150,15 @@ def numa(ctx: Context) -> NumaInfo:
     return collect_numa(ctx.host)
 
 
-@gatherer("topology", "driver", commands=(NPU_SMI_TOPO,))
+@gatherer("topology", "driver")
 def topology(ctx: Context) -> Topology:
     """Each NPU's NUMA node, CPUs and link, with the NVMe controllers and RDMA NICs beside them."""
     problems: list[str] = []
     pci = ctx.fact("pci")
     run = ctx.fact("npu_smi")
     problems.extend(pci.problems[:10])
-    result, topo = _topo(ctx)
+    shared = ctx.fact("npu_topo")  # `npu-smi info -t topo`, read once for every user
+    result, topo = shared.result, shared.topo
     if topo is not None and topo.problems:
         problems.append(f"npu-smi topo: {topo.problems[0]}")
     smi, ids = _smi_cpus(run, topo), _npu_ids(run)
