@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
+from ascend_audit.facts.framework_inputs import WEIGHTS_INTEGRITY
 
 INDEX = "model.safetensors.index.json"
 MANIFEST_NAME = "ascend-audit-manifest.json"
@@ -94,7 +95,7 @@ def compute(ctx: Context, local_dir: str, verify: bool) -> dict[str, Any]:
     return out
 
 
-@gatherer("weights_integrity", "framework")
+@gatherer(WEIGHTS_INTEGRITY, "framework")
 def weights_integrity(ctx: Context) -> dict[str, Any]:
     """The model directory's integrity result, computed live or replayed from a snapshot."""
     path, origin, local = model_dir(ctx)
