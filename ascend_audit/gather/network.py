@@ -104,7 +104,7 @@ def network(ctx: Context) -> NetworkScan:
         return NetworkScan(tool, devices, source, conf=conf, conf_read=conf_read)
     keys = [(d, s) for d in devices for s in SUBS]
     argvs = [[tool, "-i", str(d), f"-{s}", "-g"] for d, s in keys]
-    results = dict(zip(keys, ctx.host.run_many(argvs, ctx.timeout), strict=True))
+    results = dict(zip(keys, ctx.host.run_many(argvs, ctx.timeout)))
     parsed: dict[str, dict[int, Any]] = {s: {} for s in SUBS}
     for (d, s), res in results.items():
         if res.status in ("ok", "nonzero"):

@@ -41,11 +41,11 @@ def npu_boards(ctx: Context) -> NpuBoards:
     results = ctx.host.run_many([t[2] for t in targets], ctx.policy["driver.npu_smi_timeout"])
     runs = [
         KvRun(npu, chip, res, parse_kv(res.stdout if res.ok else ""))
-        for (npu, chip, _argv), res in zip(targets, results, strict=True)
+        for (npu, chip, _argv), res in zip(targets, results)
     ]
     return NpuBoards(
-        boards=tuple(r for r, t in zip(runs, targets, strict=True) if "board" in t[2]),
-        health=tuple(r for r, t in zip(runs, targets, strict=True) if "health" in t[2]),
+        boards=tuple(r for r, t in zip(runs, targets) if "board" in t[2]),
+        health=tuple(r for r, t in zip(runs, targets) if "health" in t[2]),
     )
 
 

@@ -28,7 +28,7 @@ def _placement(cfg_items: list[tuple[str, Any, Evidence]]) -> list[Outcome]:
     """cpu offload, dummy weights, CPU device, pt format — from configs and log config lines."""
     out = []
     for key, value, ev in cfg_items:
-        if key == "cpu_offload_gb" and isinstance(value, int | float) and value > 0:
+        if key == "cpu_offload_gb" and isinstance(value, (int, float)) and value > 0:
             out.append(
                 fail(
                     f"--cpu-offload-gb {value:g} ({ev.source}) keeps weights in host memory",

@@ -40,7 +40,7 @@ def _hits(logs: ServingLogs, kinds: tuple[str, ...]) -> dict[str, list[tuple[str
 
 
 def _evidence(given: str, h: FallbackHit) -> Evidence:
-    pairs = zip(h.first_lines, h.excerpts, strict=False)
+    pairs = zip(h.first_lines, h.excerpts)
     lines = "\n".join(f"line {n}: {text}" for n, text in pairs)
     return Evidence(
         "log",
