@@ -140,7 +140,7 @@ class Registry:
         ]
         for fn in found:
             self.add_function(fn, origin, sidecar)
-        ids = {fn.__ascend_check__["id"] for fn in found}  # type: ignore[attr-defined]
+        ids = {fn.__ascend_check__["id"] for fn in found}
         stray = set(sidecar) - ids
         if stray:
             raise RegistryError(f"{origin}: metadata for {sorted(stray)} but no such @check")

@@ -199,7 +199,7 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
 
     nb, na = npus(before), npus(after)
     gone = [dict(nb[k]) for k in nb if k not in na]
-    new = [dict(na[k]) for k in na if k not in nb]
+    appeared = [dict(na[k]) for k in na if k not in nb]
     changed = [
         {
             "npu": _key_text(k),
@@ -221,7 +221,7 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
         "checks_added": added,
         "checks_removed": removed,
         "version_changes": version_changes,
-        "npus_appeared": new,
+        "npus_appeared": appeared,
         "npus_disappeared": gone,
         "npus_changed": changed,
         "worse": worse,

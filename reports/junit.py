@@ -81,7 +81,7 @@ def render_junit(report: Report) -> str:
             )
         },
     )
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    totals: dict[str, int] = {"tests": 0, "failures": 0, "skipped": 0}
     names = list(LAYERS) + sorted({r.layer for r in report.results} - set(LAYERS))
     for layer in names:
         results = [r for r in report.results if r.layer == layer]
@@ -104,10 +104,10 @@ def render_junit(report: Report) -> str:
             ("policy_digest", str(report.policy.get("digest", ""))),
         ):
             ET.SubElement(props, "property", {"name": k, "value": xml_text(v)})
-        counts = {"failures": 0, "skipped": 0}
+        counts: dict[str, int] = {"failures": 0, "skipped": 0}
         for r in results:
-            for k, v in _case(suite, r).items():
-                counts[k] += v
+            for kind, n in _case(suite, r).items():
+                counts[kind] += n
         suite.set("tests", str(len(results)))
         suite.set("failures", str(counts["failures"]))
         suite.set("errors", "0")
@@ -116,8 +116,8 @@ def render_junit(report: Report) -> str:
         totals["tests"] += len(results)
         totals["failures"] += counts["failures"]
         totals["skipped"] += counts["skipped"]
-    for k, v in totals.items():
-        root.set(k, str(v))
+    for name, total in totals.items():
+        root.set(name, str(total))
     root.set("errors", "0")
     root.set("time", f"{report.duration_ms / 1000:.3f}")
     ET.indent(root)

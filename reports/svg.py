@@ -101,7 +101,7 @@ def _link_text(link: Any) -> tuple[str, str]:
     if ms is not None or mw is not None:
         text += f" of {_fmt_speed(ms)} x{mw if mw is not None else '?'}"
     ncs, nms, ncw, nmw = _num(cs), _num(ms), _num(cw), _num(mw)
-    if None in (ncs, ncw):
+    if ncs is None or ncw is None:
         return text, "unknown"
     if (nms is not None and ncs < nms) or (nmw is not None and ncw < nmw):
         return text, "degraded"
@@ -113,7 +113,9 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
     topo = inventory.get("topology") if isinstance(inventory, dict) else None
     if not isinstance(topo, dict):
         topo = {}
-    storage = inventory.get("storage") if isinstance(inventory.get("storage"), dict) else {}
+    storage: dict[str, Any] = (
+        inventory["storage"] if isinstance(inventory.get("storage"), dict) else {}
+    )
     npu_by_bdf: dict[str, Any] = {}
     for n in inventory.get("npus") or []:
         if isinstance(n, dict) and n.get("bus_id"):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from ascend_audit.engine import Progress
-from ascend_audit.model import LayerReport, Report, Result, Status, Verdict
+from ascend_audit.model import LayerReport, Progress, Report, Result, Status, Verdict
 
 _COLOURS = {
     Status.PASS: "32",

@@ -157,7 +157,7 @@ def toolkit_findings(tk: Any, vf: Any) -> list[Outcome]:
 
     if not vf.driver.present or vf.driver.parsed is None:
         return [error(f"cannot judge CANN against the driver: {vf.driver.path} not readable")]
-    out: list[Outcome] = []
+    out: list[Outcome | None] = []
     verdict = toolkit_accepts_driver(tk.parsed, vf.driver.parsed)
     if verdict.accepted is False:
         out.append(fail(f"CANN {tk.parsed.version} does not support this driver: {verdict.reason}"))

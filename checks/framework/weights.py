@@ -114,11 +114,11 @@ def _dir_gb(ctx: Context, path: str) -> float | None:
 def _network(ctx: Context, scans: list[Any]) -> list[Outcome]:
     """Weights on NFS / Lustre / …: a load-time estimate from their size (driver-layer fact)."""
     ws = optional_fact(ctx, WEIGHTS_STORAGE)
-    loc = getattr(ws, "location", None)
+    loc = ws.location if ws is not None else None
     # NVMe-oF is networked too, but it is the fast path the driver layer recommends.
-    if loc is None or not getattr(loc, "is_network", False) or loc.kind == "nvme-of":
+    if ws is None or loc is None or not loc.is_network or loc.kind == "nvme-of":
         return []
-    path = ws.weights.path
+    path = ws.weights.path or ""
     gb = next((f.weights_gb for f in scans if f.weights_gb), None) or _dir_gb(ctx, path)
     est = (
         f"; ~{gb:.0f} GB → ~{gb / NETWORK_GBPS:.0f} s at ~{NETWORK_GBPS:g} GB/s per start"

@@ -29,7 +29,7 @@ def aicpu_operators(ctx: Context) -> Outcome:
     t: OperatorTraces = ctx.fact(PROFILER)
     if not t.given:
         return skip(NO_TRACE)
-    if not t.readable:
+    if not t.readable or t.merged is None:
         return unreadable(t)
     allow = {a.lower() for a in ctx.policy["operator.aicpu_allowlist"]}
     return _judge(t, t.merged, allow, ctx.policy["operator.aicpu_share_fail"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ascend_audit.context import Context
 from ascend_audit.facts.operator_inputs import PROFILER, OperatorTraces
 from ascend_audit.model import Outcome, passed, skip, warn
@@ -25,7 +27,7 @@ def layout_conversions(ctx: Context) -> Outcome:
         f"TransData ×{m.transdata.count} ({m.transdata.total_us:.0f} us), format-conversion Cast "
         f"×{m.format_cast.count} ({m.format_cast.total_us:.0f} us): {share:.1%} of device time"
     )
-    metrics = {
+    metrics: dict[str, Any] = {
         "layout_share": round(share, 6),
         "transdata": m.transdata.to_dict(),
         "format_cast": m.format_cast.to_dict(),
