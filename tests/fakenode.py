@@ -181,27 +181,29 @@ def npu_smi_info_310p(
     cards: (npu id, bus id, [(chip, logical device, memory used MB)]); processes: (npu, chip,
     pid, name, MB). The layout is the one of the 25.3.rc1 table in vllm-ascend issue 6063.
     """
-    sep = "+-------------------------------+-----------------+------------------------------------------------------+"
-    eq = "+===============================+=================+======================================================+"
+    sep = "+" + "-" * 31 + "+" + "-" * 17 + "+" + "-" * 54 + "+"
+    eq = sep.replace("-", "=")
     head = f" npu-smi {version:<40}Version: {version}"
     lines = [
         "+" + "-" * 104 + "+",
         "|" + head.ljust(104) + "|",
         sep,
-        "| NPU     Name                  | Health          | Power(W)     Temp(C)           Hugepages-Usage(page) |",
-        "| Chip    Device                | Bus-Id          | AICore(%)    Memory-Usage(MB)                        |",
+        f"| {'NPU     Name':<30}| {'Health':<16}| "
+        f"{'Power(W)     Temp(C)':<31}Hugepages-Usage(page) |",
+        f"| {'Chip    Device':<30}| {'Bus-Id':<16}| {'AICore(%)    Memory-Usage(MB)':<53}|",
         eq,
     ]
     for npu, bus, chips in cards:
         for i, (chip, device, used) in enumerate(chips):
             lines.append(
-                f"| {npu:<8}{'310P3':<22}| {'OK':<16}| {'NA':<13}{'80':<18}{'0     / 0':<23}|"
+                f"| {npu:<8}{'310P3':<22}| {'OK':<16}| {'NA':<13}{'80':<18}{'0     / 0':<22}|"
             )
             lines.append(f"| {chip:<8}{device:<22}| {bus:<16}| {'0':<13}{f'{used} / 44278':<40}|")
             lines.append(sep if i + 1 < len(chips) else eq)
     lines += [
         sep,
-        "| NPU     Chip                  | Process id      | Process name             | Process memory(MB)        |",
+        f"| {'NPU     Chip':<30}| {'Process id':<16}| "
+        f"{'Process name':<25}| {'Process memory(MB)':<26}|",
         eq,
     ]
     for npu, _bus, _chips in cards:

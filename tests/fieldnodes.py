@@ -170,12 +170,12 @@ DRV_2413 = (
     VERS + "driver_version_info_24.1.rc3_C19SPC001B124_cat-n_numbered_2x910_vllm-ascend-451.txt"
 )
 DRV_2531 = (
-    VERS
-    + "driver_version_info_25.3.rc1_C23SPC002B212_and_opp_version_info_8.5.0.2.220_indented_pypto-faq.txt"
+    VERS + "driver_version_info_25.3.rc1_C23SPC002B212_and_opp_version_info_8.5.0.2.220_"
+    "indented_pypto-faq.txt"
 )
 TK_ALPHA = (
-    VERS
-    + "ascend_toolkit_install_info_8.0.RC3.alpha001_C77B220SPC008_aarch64_910B2_vllm-ascend-4284.txt"
+    VERS + "ascend_toolkit_install_info_8.0.RC3.alpha001_C77B220SPC008_aarch64_910B2_"
+    "vllm-ascend-4284.txt"
 )
 TK_800 = "version_files/cann_ascend_toolkit_install_info_8.0.0_aarch64_vllm-ascend-312.txt"
 TK_850 = "version_files/cann_toolkit_install_info_8.5.0_aarch64_newpath_cann_mind-cluster-doc.txt"

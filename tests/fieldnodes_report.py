@@ -1,4 +1,4 @@
-"""Print each field scenario's wrong verdicts: `python tests/fieldnodes_report.py` (from the repo)."""
+"""Print each field scenario's wrong verdicts: `python tests/fieldnodes_report.py`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fieldnodes import SCENARIOS, audit, judge  # noqa: E402
+from fieldnodes import SCENARIOS, audit, judge
 
 
 def main() -> int:
