@@ -42,19 +42,23 @@ class PciScan(PciInventory):
 
 @dataclass(frozen=True)
 class NpuSmiRun:
-    """`npu-smi info` as run on the node, and what its table says (None when it gave no table)."""
+    """`npu-smi info` as run on the node, what its table says (None when it gave no table), and
+    its own words around the table (warnings, DCMI failures with their return codes)."""
 
     result: CommandResult
     info: Any  # facts.npu_smi.NpuSmiInfo | None
+    messages: Any = None  # facts.npu_smi.messages.NpuSmiMessages
 
 
 @gatherer("npu_smi", "driver", commands=(NPU_SMI_INFO,))
 def npu_smi(ctx: Context) -> NpuSmiRun:
     from ascend_audit.facts.npu_smi import parse_info
+    from ascend_audit.facts.npu_smi.messages import parse_messages
 
     result = ctx.host.run(NPU_SMI_INFO, ctx.policy["driver.npu_smi_timeout"])
     text = result.stdout if result.stdout.strip() else ""
-    return NpuSmiRun(result, parse_info(text) if text else None)
+    messages = parse_messages(f"{result.stdout}\n{result.stderr}")
+    return NpuSmiRun(result, parse_info(text) if text else None, messages)
 
 
 @gatherer("pci", "driver")
@@ -70,9 +74,42 @@ def pci(ctx: Context) -> Any:
 
 @gatherer("dev_nodes", "driver")
 def dev_nodes(ctx: Context) -> Any:
+    """The /dev nodes, their owners named by the node's /etc/passwd and /etc/group."""
+    from dataclasses import replace
+
     from ascend_audit.facts.sysfs import collect_dev_nodes
 
-    return collect_dev_nodes(ctx.host)
+    found = collect_dev_nodes(ctx.host)
+    db = ctx.fact("user_db")
+
+    def named(n: Any) -> Any:
+        return replace(
+            n,
+            owner=db.user(n.uid) or (str(n.uid) if n.uid is not None and db.users else n.owner),
+            group=db.group(n.gid) or (str(n.gid) if n.gid is not None and db.groups else n.group),
+        )
+
+    return replace(
+        found,
+        davinci=tuple(named(n) for n in found.davinci),
+        control=tuple(named(n) for n in found.control),
+    )
+
+
+@gatherer("host_nics", "driver")
+def host_nics(ctx: Context) -> dict[str, str | None]:
+    """Host NICs and their operstate: the pci fact's net interfaces, else /sys/class/net."""
+    found: dict[str, str | None] = {}
+    try:
+        for n in ctx.fact("pci").net_interfaces:
+            found[n.name] = n.operstate
+    except Exception:
+        pass
+    for name in ctx.host.listdir("/sys/class/net") or []:
+        if name not in found:
+            st = ctx.host.read_text(f"/sys/class/net/{name}/operstate")
+            found[name] = (st.text or "").strip() or None
+    return found
 
 
 NO_NPU = (

@@ -18,4 +18,8 @@ def test_field_verdict(scenario: Scenario, tmp_path: Path) -> None:
     missing = [f for f in scenario.fixtures if not (FIXTURES / f).is_file()]
     if missing:
         pytest.skip(f"real fixture ../shared/fixtures/{missing[0]} is not beside this checkout")
-    assert judge(scenario, audit(scenario, tmp_path)) == []
+    wrong = judge(scenario, audit(scenario, tmp_path))
+    if scenario.pending:
+        assert wrong, f"{scenario.name} is right now: drop its pending note"
+        pytest.xfail(f"{scenario.pending}: {wrong[0]}")
+    assert wrong == []
