@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ascend_audit.facts.keys import FactKey
+
 _RUNTIME_WORDS = (
     ("kubepods", "kubernetes"),
     ("docker", "docker"),
@@ -206,3 +208,7 @@ class DeviceGrant:
             "masks": [m.to_dict() for m in self.masks],
             "sources": list(self.sources),
         }
+
+
+CONTAINER: FactKey[ContainerInfo] = FactKey("container")
+DEVICE_GRANT: FactKey[DeviceGrant] = FactKey("device_grant")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ascend_audit.facts.keys import FactKey
+
 
 @dataclass(frozen=True)
 class ServiceUser:
@@ -81,3 +83,8 @@ def service_user(passwd: str, group: str, name: str) -> ServiceUser | None:
             names.add(f[0])
             gids.add(int(f[2]))
     return ServiceUser(name, int(entry[2]), frozenset(names), frozenset(gids), "/etc/passwd")
+
+
+AUDITING_USER: FactKey[AuditingUser] = FactKey("auditing_user")
+USER_DB: FactKey[UserDb] = FactKey("user_db")
+SERVICE_USER: FactKey[ServiceUser] = FactKey("service_user")

@@ -12,6 +12,8 @@ from typing import Any
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.facts.container import (
+    CONTAINER,
+    DEVICE_GRANT,
     ContainerInfo,
     DeviceGrant,
     DeviceMask,
@@ -19,7 +21,19 @@ from ascend_audit.facts.container import (
     parse_devices_list,
     parse_mask,
 )
-from ascend_audit.facts.users import AuditingUser, ServiceUser, UserDb, parse_user_db, service_user
+from ascend_audit.facts.driver_scan import DEV_NODES
+from ascend_audit.facts.network import SERVING_ENV
+from ascend_audit.facts.users import (
+    AUDITING_USER,
+    SERVICE_USER,
+    USER_DB,
+    AuditingUser,
+    ServiceUser,
+    UserDb,
+    parse_user_db,
+    service_user,
+)
+from ascend_audit.facts.version_files import VERSION_FILES
 
 MASK_VARIABLES = ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
 DEVICES_LIST = "/sys/fs/cgroup/devices/devices.list"
@@ -30,7 +44,7 @@ def _text(ctx: Context, path: str) -> str | None:
     return read.text if read.ok else None
 
 
-@gatherer("container", "driver")
+@gatherer(CONTAINER, "driver")
 def container(ctx: Context) -> ContainerInfo:
     """/.dockerenv, /run/.containerenv, PID 1's cgroup and sched, `container=` in the env."""
     return detect_container(
@@ -51,7 +65,7 @@ def _davinci_major(ctx: Context) -> int | None:
 
 
 def _masks(ctx: Context) -> tuple[DeviceMask, ...]:
-    senv = ctx.fact("serving_env")  # a serving process's environ, else the audit's own
+    senv = ctx.fact(SERVING_ENV)  # a serving process's environ, else the audit's own
     env, origin = senv.env, senv.origin
     out = [
         parse_mask(var, env[var], origin, ranges=var == "ASCEND_VISIBLE_DEVICES")
@@ -64,11 +78,11 @@ def _masks(ctx: Context) -> tuple[DeviceMask, ...]:
     return tuple(out)
 
 
-@gatherer("device_grant", "driver")
+@gatherer(DEVICE_GRANT, "driver")
 def device_grant(ctx: Context) -> DeviceGrant:
     """What this node or container exposes: /dev/davinciN, the device cgroup, the masks."""
-    info: ContainerInfo = ctx.fact("container")
-    dev = ctx.fact("dev_nodes")
+    info = ctx.fact(CONTAINER)
+    dev = ctx.fact(DEV_NODES)
     sources = ["/dev/davinci*"]
     allowed: tuple[int, ...] | None = None
     listing = _text(ctx, DEVICES_LIST)
@@ -92,7 +106,7 @@ def _whoami() -> dict[str, Any]:
     return {"uid": uid, "name": name}
 
 
-@gatherer("auditing_user", "driver")
+@gatherer(AUDITING_USER, "driver")
 def auditing_user(ctx: Context) -> AuditingUser:
     """Who runs the audit: computed live, kept by a recording, replayed from a snapshot."""
     live = ctx.host.kind == "live"
@@ -107,21 +121,21 @@ def auditing_user(ctx: Context) -> AuditingUser:
     )
 
 
-@gatherer("user_db", "driver")
+@gatherer(USER_DB, "driver")
 def user_db(ctx: Context) -> UserDb:
     """The node's /etc/passwd and /etc/group (the sysroot's or the snapshot's)."""
     return parse_user_db(_text(ctx, "/etc/passwd") or "", _text(ctx, "/etc/group") or "")
 
 
-@gatherer("service_user", "driver")
+@gatherer(SERVICE_USER, "driver")
 def service_user_fact(ctx: Context) -> ServiceUser:
     """The policy's service user, else the auditing user, with its groups on the node."""
-    who: AuditingUser = ctx.fact("auditing_user")
-    db: UserDb = ctx.fact("user_db")
+    who = ctx.fact(AUDITING_USER)
+    db = ctx.fact(USER_DB)
     name = ctx.policy["driver.service_user"] or who.name or db.user(who.uid)
     via = ""
     if name is None:  # a bundle recorded before the auditing user was: the driver's run user
-        install = getattr(ctx.fact("version_files"), "install_info", None)
+        install = getattr(ctx.fact(VERSION_FILES), "install_info", None)
         name = install.parsed.user_name if install is not None and install.parsed else None
         via = f" ({who.source}; the driver's run user, /etc/ascend_install.info UserName)"
     if name is None:

@@ -6,10 +6,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.facts.users import ServiceUser
-from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
+from ascend_audit.facts.container import CONTAINER
+from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI
+from ascend_audit.facts.users import SERVICE_USER, ServiceUser
 from ascend_audit.model import Evidence, Outcome, Status, fail, passed, skip, warn
 from ascend_audit.registry import check
+
+from .npu_absent import NO_NPU, no_npu_at_all
 
 _RANK = (Status.FAIL, Status.WARN)
 CONTAINER_NOTE = (
@@ -98,14 +101,14 @@ def _dev_evidence(dev: Any) -> Evidence:
 def device_access(ctx: Context) -> Outcome:
     if no_npu_at_all(ctx):
         return skip(f"{NO_NPU} (DRV-NPU-001): no device node to open")
-    dev = ctx.fact("dev_nodes")
-    info = ctx.fact("npu_smi").info
+    dev = ctx.fact(DEV_NODES)
+    info = ctx.fact(NPU_SMI).info
     chips = info.chip_count if info is not None else 0
-    user: ServiceUser = ctx.fact("service_user")
+    user = ctx.fact(SERVICE_USER)
     evidence = [_dev_evidence(dev), Evidence("config", "service user", user.name, user.to_dict())]
     present = [n for n in (*dev.davinci, *dev.control) if n.exists]
     found = presence_findings(dev, chips) + access_findings(present, user)
-    container = bool(ctx.fact("container").in_container)
+    container = bool(ctx.fact(CONTAINER).in_container)
     short = chips > len(dev.davinci_indices) > 0
     tail = f"; {CONTAINER_NOTE}" if container or short else ""
     metrics = {"davinci": len(dev.davinci_indices), "container": container}

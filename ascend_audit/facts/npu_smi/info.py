@@ -264,7 +264,7 @@ def _read_metrics(
     values = _metric_values(cell)
     if len(values) != len(keys):
         probs.add(f"line {lineno}: expected {len(keys)} values in {cell!r}, got {len(values)}")
-    return {k: v for k, v in zip(keys, values, strict=False) if k}
+    return {k: v for k, v in zip(keys, values) if k}
 
 
 def _build_chip(

@@ -119,7 +119,7 @@ def parse_mapping(text: str) -> NpuMapping:
         name = " ".join(words[k : len(words) - after])
         vals: dict[str, Any] = {"chip_name": name}
         bad = False
-        for c, v in zip(cols[:k] + cols[k + 1 :], before_vals + after_vals, strict=False):
+        for c, v in zip(cols[:k] + cols[k + 1 :], before_vals + after_vals):
             iv = _to_int(v)
             if iv is None and v not in _NA:
                 bad = True

@@ -141,7 +141,7 @@ def parse_topo(text: str) -> NpuTopo:
         if len(cells) < len(cols):
             probs.add(f"line {n}: expected {len(cols)} link cells for NPU{npu}, got {len(cells)}")
         row_ids.append(npu)
-        for col, kind in zip(cols, cells, strict=False):
+        for col, kind in zip(cols, cells):
             links[(npu, col)] = kind
         if has_affinity:
             if len(cells) > len(cols):
