@@ -342,7 +342,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
             host = RecordingHost(host)
     policy = _load_policy(opts["policy"], snapshot_policy)
     if opts.get("timeout"):
-        policy.values["audit.command_timeout"] = float(opts["timeout"])
+        policy = policy.with_overrides(
+            {"audit.command_timeout": float(opts["timeout"])}, "--timeout"
+        )
     live = host.inner if isinstance(host, RecordingHost) else host
     if isinstance(live, LiveHost):
         live.timeout = policy["audit.command_timeout"]
@@ -433,6 +435,15 @@ def explain(check_id: str, checks_dirs: tuple[str, ...]) -> None:
         click.echo("\nEvidence it reads:")
         for item in spec.evidence:
             click.echo(f"  - {item}")
+    if spec.policy_keys:
+        from ascend_audit.policy import SCHEMA
+
+        click.echo("\nPolicy keys it reads (default):")
+        for key in spec.policy_keys:
+            section, _, name = key.partition(".")
+            _v, default, text = SCHEMA.get(section, {}).get(name, (None, None, "plug-in setting"))
+            shown = "unset" if default is None else repr(default)
+            click.echo(f"  - {key} = {shown}  ({text})")
     click.echo("\nHow to fix:\n  " + (spec.remediation or "(not documented)").replace("\n", "\n  "))
 
 

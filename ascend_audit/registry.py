@@ -25,7 +25,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ENTRY_POINT_GROUP = "ascend_audit.checks"
-META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence")
+META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence", "policy")
 CheckFunc = Callable[[Any], Any]
 
 
@@ -46,6 +46,7 @@ class CheckSpec:
     evidence: tuple[str, ...]
     func: CheckFunc
     origin: str
+    policy_keys: tuple[str, ...] = ()  # the policy settings it reads ("operator.aicpu_share_fail")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class CheckSpec:
             "rationale": self.rationale,
             "remediation": self.remediation,
             "evidence": list(self.evidence),
+            "policy": list(self.policy_keys),
             "origin": self.origin,
         }
 
@@ -171,6 +173,7 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     evidence = meta.get("evidence") or ()
     if isinstance(evidence, str):
         evidence = (evidence,)
+    policy_keys = _policy_keys(cid, origin, meta.get("policy"))
     return CheckSpec(
         cid,
         layer,
@@ -181,7 +184,28 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
         tuple(evidence),
         fn,
         origin,
+        policy_keys,
     )
+
+
+def _policy_keys(cid: str, origin: str, declared: Any) -> tuple[str, ...]:
+    """The policy keys a check declares it reads, each one the policy schema knows."""
+    from ascend_audit.policy import SCHEMA
+
+    if declared is None:
+        return ()
+    if isinstance(declared, str):
+        declared = [declared]
+    if not isinstance(declared, (list, tuple)) or not all(isinstance(k, str) for k in declared):
+        raise RegistryError(f"check {cid} in {origin}: policy must be a list of policy keys")
+    known = {f"{s}.{k}" for s, keys in SCHEMA.items() for k in keys}
+    for key in declared:
+        if key not in known and not key.startswith("plugins."):
+            raise RegistryError(
+                f"check {cid} in {origin}: policy key {key!r} is not in the policy schema "
+                "(`ascend-audit policy-keys` lists them; plug-ins use plugins.<name>)"
+            )
+    return tuple(declared)
 
 
 def _not_loaded(ctx: Any) -> Any:

@@ -15,6 +15,7 @@ from ascend_audit.facts.profiler import AiCpuOp, KernelSummary
 from ascend_audit.model import Outcome, fail, passed, skip, warn
 from ascend_audit.registry import check
 
+from ..wording import percent
 from .traces import (
     NO_TRACE,
     aicpu_remedies,
@@ -56,7 +57,7 @@ def _judge(t: OperatorTraces, m: KernelSummary, allow: set[str], fail_at: float)
     if m.ai_cpu_share >= fail_at or hot:
         where = "; ".join(f"{r} {s:.1%}" for r, s in hot.items()) if len(shares) > 1 else ""
         return fail(
-            f"AI CPU takes {m.ai_cpu_share:.1%} of device time (policy fails at {fail_at:.0%})"
+            f"AI CPU takes {m.ai_cpu_share:.1%} of device time (policy fails at {percent(fail_at)})"
             + (f", per rank: {where}" if where else "")
             + f": {types}",
             ev,

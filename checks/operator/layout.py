@@ -9,6 +9,7 @@ from ascend_audit.facts.operator_inputs import PROFILER, OperatorTraces
 from ascend_audit.model import Outcome, passed, skip, warn
 from ascend_audit.registry import check
 
+from ..wording import percent
 from .traces import NO_TRACE, trace_evidence, unreadable
 
 
@@ -34,5 +35,5 @@ def layout_conversions(ctx: Context) -> Outcome:
     }
     ev = [trace_evidence(t, text, **metrics)]
     if share > limit:
-        return warn(f"{text} (policy warns above {limit:.0%})", ev, **metrics)
+        return warn(f"{text} (policy warns above {percent(limit)})", ev, **metrics)
     return passed(text, ev, **metrics)
