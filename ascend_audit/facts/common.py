@@ -10,7 +10,7 @@ from typing import Any
 
 MAX_PROBLEMS = 200
 MAX_LINE = 4096  # longer lines are cut before any regex sees them
-_INT_RE = re.compile(r"^[-+]?\d{1,18}$")
+_INT_RE = re.compile(r"^[-+]?\d{1,19}$")
 _FLOAT_RE = re.compile(r"^[-+]?\d{1,12}(?:\.\d{1,12})?$")
 
 
@@ -31,7 +31,7 @@ def split_lines(text: Any, max_line: int | None = MAX_LINE) -> list[str]:
 
 
 def to_int(value: str | None) -> int | None:
-    """A plain decimal integer (optional sign, at most 18 digits); None for anything else."""
+    """A plain decimal integer (optional sign, at most 19 digits); None for anything else."""
     if value is None:
         return None
     v = value.strip()

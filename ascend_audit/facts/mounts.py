@@ -9,15 +9,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ascend_audit.facts.common import to_jsonable
 from ascend_audit.facts.sysfs import (
     CLASS_BLOCK,
     NvmeInventory,
     SysfsReader,
-    _Access,
     collect_nvme,
     parse_nvme_address,
-    to_jsonable,
 )
+from ascend_audit.facts.sysfs.base import SafeReader
 
 _ESCAPE_RE = re.compile(r"\\([0-7]{3})")
 _DEVNUM_RE = re.compile(r"^(\d{1,10}):(\d{1,10})$")
@@ -255,7 +255,7 @@ class _Leaf:
     via: tuple[str, ...]
 
 
-def _block_leaves(acc: _Access, real: str, via: tuple[str, ...], seen: set[str]) -> list[_Leaf]:
+def _block_leaves(acc: SafeReader, real: str, via: tuple[str, ...], seen: set[str]) -> list[_Leaf]:
     """Walk dm-/md- devices down their slaves/ to the devices that carry the data."""
     name = posixpath.basename(real)
     # A partition's sysfs dir sits inside its disk's dir: decide on the whole disk.
@@ -321,7 +321,7 @@ def _classify(
     reader: SysfsReader | None,
     nvme: NvmeInventory | None,
 ) -> StorageLocation:
-    acc = _Access(reader) if reader is not None else None
+    acc = SafeReader(reader) if reader is not None else None
     wanted = _norm(str(path))
     resolved = _norm(acc.realpath(wanted)) if acc else wanted
     mount_list = list(mounts or ())
