@@ -513,7 +513,7 @@ def diff(before: str, after: str, json_path: str | None) -> None:
     """
     import json
 
-    from ascend_audit.reports.diff import diff_reports, render_diff_text
+    from ascend_audit.reports.diff import diff_reports, host_warning, render_diff_text
     from ascend_audit.reports.json_report import write_atomic
 
     old, _ = _read_report(before)
@@ -521,6 +521,9 @@ def diff(before: str, after: str, json_path: str | None) -> None:
     result = diff_reports(old, new)
     text = json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n"
     if json_path == "-":
+        warning = host_warning(result)
+        if warning:
+            click.echo(warning, err=True)
         click.echo(text, nl=False)
     else:
         click.echo(render_diff_text(result), nl=False)
