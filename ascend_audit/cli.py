@@ -59,6 +59,21 @@ def _complete_tags(ctx: Any, param: Any, incomplete: str) -> list[str]:
     return [t for t in tags if t.startswith(incomplete.lower())]
 
 
+def _lang_option(fn: Any) -> Any:
+    return click.option(
+        "--lang",
+        type=click.Choice(["zh", "en"]),
+        help="Language of the terminal, HTML, Markdown and JUnit outputs (default: zh when "
+        "LC_ALL / LC_MESSAGES / LANG is zh_*, else en). The JSON keeps English and records it.",
+    )(fn)
+
+
+def _lang(opts: dict[str, Any]) -> str:
+    from ascend_audit.i18n import detect_lang
+
+    return opts.get("lang") or detect_lang()
+
+
 def _common_inputs(fn: Any) -> Any:
     """Options shared by `run` and `collect`: where the node is and what the user hands over."""
     options = [
@@ -156,7 +171,7 @@ def _common_inputs(fn: Any) -> Any:
     ]
     for opt in reversed(options):
         fn = opt(fn)
-    return fn
+    return _lang_option(fn)
 
 
 def _load_policy(path: str | None, fallback_text: str | None = None) -> Any:
@@ -406,7 +421,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     from ascend_audit import progress as byte_bars
 
     byte_bars.configure(quiet=bool(opts.get("quiet")))
-    progress = TerminalProgress(colour=colour, verbosity=verbosity)
+    lang = _lang(opts)
+    id_width = max((len(spec.id) for spec in registry.all()), default=14)
+    progress = TerminalProgress(colour=colour, verbosity=verbosity, lang=lang, id_width=id_width)
     ctx = Context(host, policy, inputs)
     # collect records every layer's questions, even those a failing layer blocks.
     selection = Selection(
@@ -416,7 +433,8 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         report = run_audit(registry, ctx, selection, progress, inventory=build_inventory)
         if opts.get("snapshot"):
             report.inputs["snapshot"] = opts["snapshot"]
-        render_summary(report, sys.stdout, progress.colour)
+        report.lang = lang
+        render_summary(report, sys.stdout, progress.colour, lang)
         render_outputs(
             report,
             opts.get("json_path"),
