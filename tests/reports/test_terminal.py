@@ -8,18 +8,18 @@ import os
 import subprocess
 import sys
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from report_samples import hostile_report, mixed_report
-
-from ascend_audit.i18n import check_text, reflow
-from ascend_audit.model import Status
 from ascend_audit.reports.terminal import (
     TerminalProgress,
     display_width,
     render_summary,
     wrap,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from report_samples import hostile_report, mixed_report
+
+from ascend_audit.i18n import check_text, reflow
+from ascend_audit.model import Status
 
 
 def run_example(name: str, *args: str, columns: int = 80) -> str:
