@@ -9,21 +9,19 @@ from __future__ import annotations
 import posixpath
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.host.base import CommandResult, ProcessInfo
-from ascend_audit.model import Evidence, Outcome, error, skip
+from ascend_audit.model import Evidence, Outcome, Status, error, skip
 
 CONFIG_CAP = 16 * 1024 * 1024
 BENCH_CAP = 64 * 1024 * 1024
-GARBAGE_SAMPLE = 1024 * 1024  # characters of a log sampled for binary garbage
-GARBAGE_SHARE = 0.10
+GARBAGE_SHARE = 0.10  # binary share of a log's first MiB above which it is not a text log
 MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
 _PYTHON_RE = re.compile(r"^python[\d.]*$")
-_BAD_CHARS = frozenset("\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,6 +51,7 @@ class ConfigInput:
     config: Any = None  # ServingConfig
     error: str | None = None  # unreadable or malformed: nothing could be judged from it
     pid: int | None = None
+    from_log: bool = False  # a serving log's `non-default args:` line, read whole
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,17 @@ class ServingConfigs:
 
     @property
     def configs(self) -> list[Any]:
-        return [i.config for i in self.inputs if i.config is not None and i.error is None]
+        """Readable configurations from files and processes (not those read from logs)."""
+        return [
+            i.config
+            for i in self.inputs
+            if i.config is not None and i.error is None and not i.from_log
+        ]
+
+    @property
+    def logged(self) -> list[Any]:
+        """Configurations read from the serving logs' `non-default args:` lines."""
+        return [i.config for i in self.inputs if i.config is not None and i.from_log]
 
     @property
     def errors(self) -> list[ConfigInput]:
@@ -236,19 +245,29 @@ _OPTION_KEYS = ("torchair_graph_config", "ascend_scheduler_config", "ascend_comp
 
 def _parse_config_text(text: str, path: str, env: dict[str, str] | None = None) -> Any:
     """MindIE config.json, a standalone --additional-config JSON, or vLLM YAML / JSON."""
-    from ascend_audit.facts.serving_config import parse_config_file, parse_option_json
+    from ascend_audit.facts.serving_config import (
+        is_launch_script,
+        parse_config_file,
+        parse_launch_script,
+        parse_option_json,
+    )
 
     head = text.lstrip()[:4096]
     if head.startswith("{") and '"model"' not in head and any(k in head for k in _OPTION_KEYS):
         return parse_option_json(text, path, "additional_config")
+    if not head.startswith("{") and is_launch_script(text):
+        return parse_launch_script(text, path, env)
     return parse_config_file(text, path, env)
 
 
 def _unreadable(cfg: Any) -> str | None:
-    """A config that yielded no value at all: the parser's first problem."""
+    """A config that yielded no value at all: the parser's first problem, naming the file."""
     if cfg.items or cfg.options:
         return None
-    return "; ".join(cfg.problems[:2]) or "no serving option found"
+    why = "; ".join(cfg.problems[:2]) or "no serving option found"
+    if not why.startswith(cfg.source):
+        why = f"{cfg.source}: {why}"
+    return why + " (not a vLLM command line / YAML, --additional-config JSON or MindIE config.json)"
 
 
 def _process_config(ctx: Context, proc: ProcessInfo, kind: str) -> ConfigInput:
@@ -294,37 +313,50 @@ def serving_configs(ctx: Context) -> ServingConfigs:
     for proc in procs:
         kind = is_serving(proc) or ""
         inputs.append(_process_config(ctx, proc, kind))
+    inputs += _logged_args(ctx)
     return ServingConfigs(tuple(inputs), tuple(procs))
+
+
+def _logged_args(ctx: Context) -> list[ConfigInput]:
+    """The `non-default args: {...}` line of each serving log, read whole as a configuration."""
+    from ascend_audit.facts.serving_config import parse_vllm_args_dict
+
+    out = []
+    for item in ctx.fact("serving_logs") if ctx.inputs.serving_logs else ():
+        f = item.facts
+        if f is None or item.error or not f.launch_args:
+            continue
+        lineno, text = f.launch_args
+        cfg = parse_vllm_args_dict(text, item.path, lineno)
+        if cfg.items:
+            out.append(ConfigInput(f"{item.path}:{lineno}", cfg, from_log=True))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
 # serving logs
 
 
-class _GarbageMeter:
-    """Counts binary characters in the first MiB of a log while the scanner streams it."""
-
-    def __init__(self) -> None:
-        self.seen = 0
-        self.bad = 0
-
-    def watch(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-        for item in lines:
-            if self.seen < GARBAGE_SAMPLE:
-                text = item[1]
-                self.seen += len(text)
-                self.bad += sum(1 for ch in text if ch in _BAD_CHARS)
-            yield item
-
-    @property
-    def garbage(self) -> bool:
-        return self.seen > 0 and self.bad / self.seen > GARBAGE_SHARE
+def _progress(path: str) -> Any:
+    """A progress callback for long scans (ascend_audit.progress when it is there), or None."""
+    try:
+        from ascend_audit import progress as progress_mod  # lands with issue 17
+    except ImportError:
+        return None
+    make = getattr(progress_mod, "for_scan", None) or getattr(progress_mod, "bar", None)
+    if make is None:
+        return None
+    try:
+        return make(f"reading {path}")
+    except Exception:
+        return None
 
 
 @gatherer("serving_logs", "framework")
 def serving_logs(ctx: Context) -> list[LogInput]:
-    """Each --serving-log streamed once through the scanner, in bounded memory."""
-    from ascend_audit.facts.serving_log import read_text_lines, scan_serving_log
+    """Each --serving-log read once, in 1 MiB chunks and bounded memory; the operator layer's
+    fallback warnings come from the same pass (`LogInput.facts.fallback`)."""
+    from ascend_audit.facts.serving_log import scan_serving_log_file
 
     out: list[LogInput] = []
     for path in ctx.inputs.serving_logs:
@@ -332,22 +364,24 @@ def serving_logs(ctx: Context) -> list[LogInput]:
         if local is None:
             out.append(LogInput(path, None, f"{path}: no such file"))
             continue
-        meter = _GarbageMeter()
         start = time.monotonic()
         try:
-            facts = scan_serving_log(meter.watch(read_text_lines(local)), path)
+            facts = scan_serving_log_file(local, path, _progress(path))
         except OSError as exc:
             out.append(LogInput(path, None, f"{path}: cannot read ({exc.strerror})"))
             continue
         took = time.monotonic() - start
         error = None
-        if meter.garbage:
-            share = 100 * meter.bad / meter.seen
+        if facts.binary_share > GARBAGE_SHARE:
+            share = 100 * facts.binary_share
             error = f"{path}: not a text log ({share:.0f} % of its first MiB is binary)"
         elif facts.lines_read == 0:
             error = f"{path}: log is empty"
-        elif any(p.startswith("reading stopped") for p in facts.problems):
-            error = f"{path}: {next(p for p in facts.problems if p.startswith('reading'))}"
+        elif not facts.recognised:
+            error = (
+                f"{path}: neither a serving log nor a collect_env output (no vLLM, MindIE, "
+                "torch_npu or CANN line in its {0:,} lines)".format(facts.lines_read)
+            )
         out.append(LogInput(path, facts, error, took))
     return out
 
@@ -411,6 +445,42 @@ def hit_evidence(hit: Any, **values: Any) -> Evidence:
     return Evidence(
         "log", where(hit.source, hit.lineno), hit.text, {hit.signal: hit.value, **values}
     )
+
+
+def code_evidence(hit: Any, info: Any) -> Evidence:
+    """Evidence of one error code: the log line, and what the catalog says about the code."""
+    return Evidence(
+        "log",
+        where(hit.source, hit.lineno),
+        hit.text,
+        {
+            "code": info.code,
+            "kind": info.kind,
+            "meaning": info.meaning,
+            "layer": info.layer,
+            "causes": list(info.causes),
+            "catalog_source": info.source,
+        },
+    )
+
+
+def dead_logs(ctx: Context) -> list[Any]:
+    """Serving logs that end in death."""
+    return [f for f in logs(ctx) if f.died]
+
+
+def unless_dead(ctx: Context, out: Outcome) -> Outcome:
+    """A PASS stands on a working engine: when a log shows the engine died, it is a WARN."""
+    dead = dead_logs(ctx)
+    if out.status is not Status.PASS or not dead:
+        return out
+    d = dead[0].death
+    out.status = Status.WARN
+    out.summary = (
+        f"{out.summary}; but the engine died ({d.source}:{d.lineno}), so this proves nothing "
+        "about a working service (see FWK-LIFE-001)"
+    )
+    return out
 
 
 def input_errors(ctx: Context, *kinds: str) -> list[Evidence]:

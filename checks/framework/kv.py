@@ -13,6 +13,7 @@ from ascend_audit.gather.framework import (
     kv_tokens,
     logs,
     serving_env,
+    unless_dead,
 )
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
@@ -199,4 +200,4 @@ def kv_cache_paging(ctx: Context) -> Outcome:
     ]
     if not findings:
         return skip("no block size, memory share or KV capacity in the serving configs or logs")
-    return worst(findings, "; ".join(o.summary for o in findings[:3]))
+    return unless_dead(ctx, worst(findings, "; ".join(o.summary for o in findings[:3])))

@@ -13,6 +13,7 @@ from ascend_audit.gather.framework import (
     item_evidence,
     logs,
     optional_fact,
+    unless_dead,
 )
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
@@ -184,4 +185,4 @@ def weight_placement(ctx: Context) -> Outcome:
         (o.summary for o in reversed(findings) if o.status.value == "PASS"),
         "weights load in NPU memory from safetensors",
     )
-    return worst(findings, ok)
+    return unless_dead(ctx, worst(findings, ok))

@@ -24,7 +24,18 @@ def host_fallback(ctx: Context) -> Outcome:
         *_log_findings(logs, ctx.policy["operator.host_fallback_fail"]),
         *_timeline_findings(traces),
     ]
+    if not findings and not traces.timelines and _died_before_serving(ctx):
+        return skip(
+            "the engine died before it served (see FWK-LIFE-001): no operator ran, so the "
+            "absence of fallback warnings proves nothing"
+        )
     return worst(findings, _ok_summary(logs, traces))
+
+
+def _died_before_serving(ctx: Context) -> bool:
+    """Every serving log ends in death before the engine served a request."""
+    scans = [i.facts for i in ctx.fact("serving_logs") if i.facts is not None]
+    return bool(scans) and all(f.died and f.stage != "serving" for f in scans)
 
 
 def _hits(logs: ServingLogs, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, FallbackHit]]]:
@@ -38,7 +49,7 @@ def _hits(logs: ServingLogs, kinds: tuple[str, ...]) -> dict[str, list[tuple[str
 
 
 def _evidence(given: str, h: FallbackHit) -> Evidence:
-    pairs = zip(h.first_lines, h.excerpts, strict=False)
+    pairs = zip(h.first_lines, h.excerpts)  # noqa: B905 (Python 3.9: no strict=)
     lines = "\n".join(f"line {n}: {text}" for n, text in pairs)
     return Evidence(
         "log",
