@@ -23,7 +23,7 @@ _EXCERPT = 400  # evidence text kept per hit; a window around the match on long 
 _HITS_PER_SIGNAL = 16  # first N-1 kept, the last slot always holds the newest hit
 _MAX_PROBLEMS = 100
 
-Scalar = Union[str, int, float, bool, None]  # noqa: UP007 (a runtime alias on Python 3.9)
+Scalar = Union[str, int, float, bool, None]
 
 
 @dataclass(frozen=True)

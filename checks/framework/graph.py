@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import (
+from ascend_audit.facts.framework_inputs import PROBE, SERVING_CONFIGS
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
+from ascend_audit.registry import check
+
+from .inputs import (
     cannot_judge,
     configs,
     engine_of,
@@ -15,8 +19,6 @@ from ascend_audit.gather.framework import (
     serving_env,
     unless_dead,
 )
-from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
-from ascend_audit.registry import check
 
 _EAGER_FIX = (
     "Drop --enforce-eager and any cudagraph_mode NONE; on vllm-ascend >= 0.12 graph mode "
@@ -161,7 +163,7 @@ def _pruned(scans: list[Any]) -> list[Outcome]:
 def _va_version(ctx: Context, scans: list[Any]) -> tuple[int, ...] | None:
     from ascend_audit.facts.compat import base_version
 
-    run = ctx.fact("probe")
+    run = ctx.fact(PROBE)
     ver = run.facts.package("vllm_ascend") if run.facts is not None else None
     ver = ver or next((f.vllm_version for f in scans if f.vllm_version), None)
     return base_version(ver) or None if ver else None
@@ -262,7 +264,7 @@ def graph_mode(ctx: Context) -> Outcome:
     unusable = cannot_judge(ctx)
     if unusable:
         return unusable
-    logged = ctx.fact("serving_configs").logged
+    logged = ctx.fact(SERVING_CONFIGS).logged
     cfgs = [c for c in [*configs(ctx), *logged] if c.engine == "vllm"]
     scans = [f for f in logs(ctx) if f.engine != "mindie"]
     if not cfgs and not any(_graph_signals(f) for f in scans):

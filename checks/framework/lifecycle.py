@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import cannot_judge, code_evidence, hit_evidence, logs
 from ascend_audit.model import Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
+
+from .inputs import cannot_judge, code_evidence, hit_evidence, logs
 
 _UNJUDGED = {"sglang": "SGLang", "lmdeploy": "LMDeploy", "tgi": "Text Generation Inference"}
 _MARKERS = {

@@ -5,12 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import code_evidence, hit_evidence
+from ascend_audit.facts.framework_inputs import SERVING_LOGS
 from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, worst
 from ascend_audit.registry import check
 
 NO_LOG = "no serving log (--serving-log): operator errors are read from it"
 _RAN = ("kv_sized", "graphs_captured", "server_up", "serving")  # profiling runs the model
+
+
+def _where(source: str, lineno: int | None) -> str:
+    return f"{source}:{lineno}" if lineno else source
+
+
+def code_evidence(hit: Any, info: Any) -> Evidence:
+    """The log line of an error code, with what the catalog says about it."""
+    return Evidence(
+        "log",
+        _where(hit.source, hit.lineno),
+        hit.text,
+        {"code": info.code, "meaning": info.meaning, "layer": info.layer, "source": info.source},
+    )
+
+
+def hit_evidence(hit: Any) -> Evidence:
+    return Evidence("log", _where(hit.source, hit.lineno), hit.text, {hit.signal: hit.value})
 
 
 def _operator_codes(f: Any) -> list[tuple[Any, Any]]:
@@ -59,7 +77,7 @@ def _judge(f: Any) -> Outcome:
 
 @check("OPR-KERNEL-001")
 def operator_kernel_errors(ctx: Context) -> Outcome:
-    items = ctx.fact("serving_logs")
+    items = ctx.fact(SERVING_LOGS)
     if not items:
         return skip(NO_LOG)
     bad = [i for i in items if i.error]
