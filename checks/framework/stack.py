@@ -180,9 +180,9 @@ def _version_findings(ctx: Context) -> list[Outcome]:
     for f in logs(ctx):
         v = _stated_versions(ctx, f)
         torch, npu, cann, hdk = v.get("torch"), v.get("torch_npu"), v.get("cann"), v.get("driver")
-        hits = [h for h in f.versions]
-        if not hits:
-            continue
+        hits = list(f.versions)
+        if not hits or (not f.collect_env and len(v) < 2):
+            continue  # a serving log naming its vLLM version only: nothing to pair
         where = f"{f.source}: " if len(logs(ctx)) > 1 else ""
         answers = []
         if torch and npu:
@@ -225,7 +225,7 @@ def _version_findings(ctx: Context) -> list[Outcome]:
             )
             if absent
         ]
-        if missing:
+        if missing and f.collect_env:
             out.append(
                 warn(
                     f"{where}{f.source} does not state {' or '.join(missing)}: the stack is only "

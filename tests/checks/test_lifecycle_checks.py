@@ -250,3 +250,39 @@ def test_unjudged_engine_is_named(tmp_path) -> None:
     )
     r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-LIFE-001")
     assert r.status is Status.SKIP and "SGLang" in r.summary
+
+
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        ("Loading weights took 30.00 seconds\nLoading model weights took 60.0 GB\n", Status.PASS),
+        ("Loading weights took 2400.00 seconds\nLoading model weights took 60.0 GB\n", Status.WARN),
+        (
+            "Loading safetensors checkpoint shards: 100% | 163/163 [40:00<00:00, 14.7s/it]\n",
+            Status.WARN,
+        ),
+    ],
+    ids=["fast", "40-min-60GB", "40-min-tqdm-no-size"],
+)
+def test_load_time_budget_without_a_policy_value(tmp_path, lines, status) -> None:
+    log = write(tmp_path, "w.log", lines + "INFO:     Application startup complete.\n")
+    r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-WGT-001")
+    assert r.status is status, r.summary
+    if status is Status.WARN:
+        assert "slower than expected" in r.summary and "budget" in r.summary
+
+
+def test_kv_capacity_is_blocks_times_the_forced_block_size(tmp_path) -> None:
+    log = write(
+        tmp_path,
+        "kv.log",
+        (
+            "Initializing an LLM engine (v0.7.3) with config: model='m', max_seq_len=4096, "
+            "block_size=16\n"
+            "WARNING block_size 16 is not supported on NPU, forced to 128\n"
+            "# npu blocks: 1000, # CPU blocks: 10\n"
+            "INFO:     Application startup complete.\n"
+        ),
+    )
+    r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-KV-001")
+    assert "128,000 tokens" in r.summary, r.summary
