@@ -68,7 +68,7 @@ _IPV4_RE = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
 
 def is_ipv4(value: str) -> bool:
     m = _IPV4_RE.match(value)
-    return bool(m) and all(int(g) <= 255 for g in m.groups())
+    return m is not None and all(int(g) <= 255 for g in m.groups())
 
 
 def prefix_len(mask: str | None) -> int | None:

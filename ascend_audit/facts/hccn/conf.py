@@ -103,7 +103,12 @@ def parse_hccn_conf(text: str | bytes) -> HccnConf:
         devices.append(
             HccnConfDevice(
                 dev,
-                *(known.get(k) for k in _CONF_KNOWN),
+                address=known.get("address"),
+                netmask=known.get("netmask"),
+                netdetect=known.get("netdetect"),
+                gateway=known.get("gateway"),
+                send_arp_status=known.get("send_arp_status"),
+                tls_enable=known.get("tls_enable"),
                 other=tuple(sorted(other.get(dev, {}).items())),
             )
         )

@@ -138,67 +138,93 @@ def _record_start_re(sub: str | None, body: list[str]) -> re.Pattern[str] | None
     return None
 
 
-def _split_section(
-    body: list[str],
-    cmd: str,
-    device: int | None,
-    sub: str | None,
-    is_loop: bool,
-    loop: tuple[int, ...],
-    probs: Problems,
-) -> list[DeviceChunk]:
-    """Cut the output of one command (or loop) into device chunks."""
-    if not is_loop and device is not None:
-        kept = [ln for ln in body if ln.strip()]
-        for ln in kept:
-            mk = _marker(ln)
-            if mk is not None and mk != device:
-                probs.add(f"output of `-i {device}` carries a marker for device {mk}")
-                break
-        return [DeviceChunk(device, sub, tuple(kept), cmd)]
+@dataclass(frozen=True)
+class _Section:
+    """The output of one pasted command (or loop of commands), and what its line says."""
 
-    # 1. explicit device markers ([devid N], dev_id:N, device N PING)
-    if any(_marker(ln) is not None for ln in body):
-        chunks: list[DeviceChunk] = []
-        cur_dev: int | None = None
-        cur: list[str] = []
-        started = False
-        elided = False
-        pending_elision = False
-        for ln in body:
-            if not ln.strip():
-                continue
-            if is_elision(ln):
-                elided = pending_elision = True
-                continue
-            mk = _marker(ln)
-            if mk is not None and (not started or mk != cur_dev):
-                if started and cur:
-                    chunks.append(DeviceChunk(cur_dev, sub, tuple(cur), cmd, elided))
-                cur_dev, cur, started = mk, [], True
-                elided, pending_elision = pending_elision, False
-            cur.append(ln)
-        if cur:
-            chunks.append(DeviceChunk(cur_dev, sub, tuple(cur), cmd, elided))
-        if loop:
-            seen = {c.device for c in chunks}
-            absent = [d for d in loop if d not in seen]
-            if absent:
-                why = "elided or no output" if pending_elision or elided else "no output"
-                probs.add(
-                    f"loop over {len(loop)} devices: devices "
-                    f"{', '.join(str(d) for d in absent)} missing ({why})"
-                )
-        return chunks
+    cmd: str
+    device: int | None  # `-i N` of a single call
+    sub: str | None
+    is_loop: bool
+    loop: tuple[int, ...]  # the devices the loop runs over, when its range could be read
+    body: list[str]
 
-    # 2. count records by their first line
-    rx = _record_start_re(sub, body)
+
+def _split_section(sec: _Section, probs: Problems) -> list[DeviceChunk]:
+    """Cut the output of one command (or loop) into device chunks, by the first rule that fits:
+    a single call's output is its device's; explicit device markers; else records counted by
+    their first line and matched to the loop's devices in order."""
+    if not sec.is_loop and sec.device is not None:
+        return _single_call(sec, probs)
+    if any(_marker(ln) is not None for ln in sec.body):
+        return _split_by_markers(sec, probs)
+    return _split_by_records(sec, probs)
+
+
+def _single_call(sec: _Section, probs: Problems) -> list[DeviceChunk]:
+    """`hccn_tool -i N ...`: the whole output is device N's (a marker for another is a problem)."""
+    kept = [ln for ln in sec.body if ln.strip()]
+    for ln in kept:
+        mk = _marker(ln)
+        if mk is not None and mk != sec.device:
+            probs.add(f"output of `-i {sec.device}` carries a marker for device {mk}")
+            break
+    return [DeviceChunk(sec.device, sec.sub, tuple(kept), sec.cmd)]
+
+
+def _split_by_markers(sec: _Section, probs: Problems) -> list[DeviceChunk]:
+    """Explicit device markers ([devid N], dev_id:N, device N PING) start each device's chunk."""
+    chunks: list[DeviceChunk] = []
+    cur_dev: int | None = None
+    cur: list[str] = []
+    started = False
+    elided = False
+    pending_elision = False
+    for ln in sec.body:
+        if not ln.strip():
+            continue
+        if is_elision(ln):
+            elided = pending_elision = True
+            continue
+        mk = _marker(ln)
+        if mk is not None and (not started or mk != cur_dev):
+            if started and cur:
+                chunks.append(DeviceChunk(cur_dev, sec.sub, tuple(cur), sec.cmd, elided))
+            cur_dev, cur, started = mk, [], True
+            elided, pending_elision = pending_elision, False
+        cur.append(ln)
+    if cur:
+        chunks.append(DeviceChunk(cur_dev, sec.sub, tuple(cur), sec.cmd, elided))
+    if sec.loop:
+        seen = {c.device for c in chunks}
+        absent = [d for d in sec.loop if d not in seen]
+        if absent:
+            why = "elided or no output" if pending_elision or elided else "no output"
+            probs.add(
+                f"loop over {len(sec.loop)} devices: devices "
+                f"{', '.join(str(d) for d in absent)} missing ({why})"
+            )
+    return chunks
+
+
+def _split_by_records(sec: _Section, probs: Problems) -> list[DeviceChunk]:
+    """No markers: count records by their first line, then give them the loop's devices."""
+    rx = _record_start_re(sec.sub, sec.body)
     if rx is None:
-        kept = [ln for ln in body if ln.strip() and not is_elision(ln)]
-        if not kept:
-            return []
-        return [DeviceChunk(None, sub, tuple(kept), cmd)]
-    segments: list[list[list[str]]] = [[]]  # records, split into groups by "..." elisions
+        kept = [ln for ln in sec.body if ln.strip() and not is_elision(ln)]
+        return [DeviceChunk(None, sec.sub, tuple(kept), sec.cmd)] if kept else []
+    segments = _records(sec.body, rx)
+    records = [r for s in segments for r in s]
+    devs, flags = _attribute_records(sec, segments, len(records), probs)
+    return [
+        DeviceChunk(devs[i], sec.sub, tuple(records[i]), sec.cmd, flags[i])
+        for i in range(len(records))
+    ]
+
+
+def _records(body: list[str], rx: re.Pattern[str]) -> list[list[list[str]]]:
+    """Records (lists of lines), grouped into segments by '...' elisions."""
+    segments: list[list[list[str]]] = [[]]
     cur_rec: list[str] | None = None
     for ln in body:
         if not ln.strip():
@@ -216,11 +242,17 @@ def _split_section(
         else:
             cur_rec = [ln]
             segments[-1].append(cur_rec)
-    segments = [s for s in segments if s] or [[]]
-    records = [r for s in segments for r in s]
-    n = len(records)
+    return [s for s in segments if s] or [[]]
+
+
+def _attribute_records(
+    sec: _Section, segments: list[list[list[str]]], n: int, probs: Problems
+) -> tuple[list[int | None], list[bool]]:
+    """Each record's device (records before an elision from the loop's start, after it from its
+    end), and whether an elision precedes it; what cannot be attributed is a problem."""
     devs: list[int | None] = [None] * n
     flags = [False] * n
+    loop = sec.loop
     if loop:
         head = segments[0]
         tail = [r for s in segments[1:] for r in s]
@@ -246,11 +278,11 @@ def _split_section(
                 f"loop over {len(loop)} devices printed {n} records: devices "
                 f"{', '.join(str(d) for d in loop[n:])} have no output"
             )
-    elif is_loop and n > 1:
+    elif sec.is_loop and n > 1:
         probs.add("loop range unknown: records are not attributed to devices")
-    elif n == 1 and device is not None:
-        devs[0] = device
-    return [DeviceChunk(devs[i], sub, tuple(records[i]), cmd, flags[i]) for i in range(n)]
+    elif n == 1 and sec.device is not None:
+        devs[0] = sec.device
+    return devs, flags
 
 
 def _split(text: Any, sub: str | None, probs: Problems) -> LoopSplit:
@@ -278,7 +310,7 @@ def _split(text: Any, sub: str | None, probs: Problems) -> LoopSplit:
             # another subcommand in the same paste: keep it as one chunk, do not interpret
             chunks.append(DeviceChunk(dev, csub, tuple(ln for ln in body if ln.strip()), cmd))
             continue
-        chunks.extend(_split_section(body, cmd, dev, eff, is_loop, loop, probs))
+        chunks.extend(_split_section(_Section(cmd, dev, eff, is_loop, loop, body), probs))
     elided = any(is_elision(ln) for ln in lines)
     return LoopSplit(tuple(chunks), tuple(loops), elided, probs.result())
 

@@ -131,14 +131,14 @@ def _optical_module(c: DeviceChunk, probs: Problems) -> OpticalModule:
     if present is False:
         alarms.append("optical module not present")
     for label, vals, (lo, hi) in (("Tx Power", tx, tx_thr), ("Rx Power", rx, rx_thr)):
-        for i, v in enumerate(vals):
-            if v is None:
+        for i, mw in enumerate(vals):
+            if mw is None:
                 continue
             lane = f"{label}{i}" if numbered[label.lower()] else label
-            if lo is not None and v < lo:
-                alarms.append(f"{lane} {v} mW below low threshold {lo} mW")
-            if hi is not None and v > hi:
-                alarms.append(f"{lane} {v} mW above high threshold {hi} mW")
+            if lo is not None and mw < lo:
+                alarms.append(f"{lane} {mw} mW below low threshold {lo} mW")
+            if hi is not None and mw > hi:
+                alarms.append(f"{lane} {mw} mW above high threshold {hi} mW")
     if temp is not None and t_thr[1] is not None and temp > t_thr[1]:
         alarms.append(f"temperature {temp} C above high threshold {t_thr[1]} C")
     for n, val in flags.items():

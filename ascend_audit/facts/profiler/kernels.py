@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -235,8 +235,8 @@ def merge_summaries(summaries: Iterable[KernelSummary]) -> KernelSummary:
     items = [s for s in summaries if s is not None]
     cores: dict[str, OpStat] = {}
     types: dict[str, OpStat] = {}
-    ai_type: dict[str, list[Any]] = {}
-    ai_name: dict[tuple[str, str | None], list[Any]] = {}
+    ai_type: dict[Any, list[Any]] = {}
+    ai_name: dict[Any, list[Any]] = {}
     transdata = cast = fcast = OpStat()
     rows = 0
     total = 0.0
@@ -260,18 +260,22 @@ def merge_summaries(summaries: Iterable[KernelSummary]) -> KernelSummary:
             cores[k] = cores.get(k, OpStat()) + v
         for k, v in s.op_types:
             types[k] = types.get(k, OpStat()) + v
-        for target, ops, keyf in (
+        by_key: tuple[
+            tuple[dict[Any, list[Any]], tuple[AiCpuOp, ...], Callable[[AiCpuOp], Any]], ...
+        ]
+        by_key = (
             (ai_type, s.ai_cpu_by_type, lambda o: o.op_type),
             (ai_name, s.ai_cpu_by_name, lambda o: (o.op_type, o.name)),
-        ):
+        )
+        for target, ops, keyf in by_key:
             for o in ops:
                 slot = target.setdefault(keyf(o), [0, 0.0, [], []])
                 slot[0] += o.count
                 slot[1] += o.total_us
                 for src, dst in ((o.input_dtypes, slot[2]), (o.input_shapes, slot[3])):
-                    for v in src:
-                        if v not in dst and len(dst) < MAX_SAMPLES:
-                            dst.append(v)
+                    for sample in src:
+                        if sample not in dst and len(dst) < MAX_SAMPLES:
+                            dst.append(sample)
         problems.extend(f"[{label}] {p}" for p in s.problems)
     if not items:
         problems.append("no kernel tables to merge")

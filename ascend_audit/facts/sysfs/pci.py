@@ -267,16 +267,16 @@ def collect_pci_npus(reader: SysfsReader) -> PciInventory:
     rdma: list[RdmaDevice] = []
     for name in acc.listdir("/sys/class/infiniband"):
         path = f"/sys/class/infiniband/{name}"
-        bdf, _ = _pci_of(acc, f"{path}/device")
-        if bdf is None:
-            bdf, _ = _pci_of(acc, path)
-        netdevs = tuple(acc.listdir(f"{PCI_DEVICES}/{bdf}/net")) if bdf else ()
-        link = _read_link(acc, f"{PCI_DEVICES}/{bdf}") if bdf else None
+        parent, _ = _pci_of(acc, f"{path}/device")
+        if parent is None:
+            parent, _ = _pci_of(acc, path)
+        netdevs = tuple(acc.listdir(f"{PCI_DEVICES}/{parent}/net")) if parent else ()
+        link = _read_link(acc, f"{PCI_DEVICES}/{parent}") if parent else None
         rdma.append(
             RdmaDevice(
                 name=name,
-                pci_bdf=bdf,
-                numa_node=_numa_of_pci(acc, bdf),
+                pci_bdf=parent,
+                numa_node=_numa_of_pci(acc, parent),
                 netdevs=netdevs,
                 link=link if link is not None and link.known else None,
                 sysfs_path=acc.realpath(path),
@@ -292,17 +292,17 @@ def collect_pci_npus(reader: SysfsReader) -> PciInventory:
         path = f"/sys/class/net/{name}"
         if acc.readlink(f"{path}/device") is None and not acc.exists(f"{path}/device"):
             continue  # virtual interface (lo, bridges, veth): no device behind it
-        bdf, _ = _pci_of(acc, f"{path}/device")
+        parent, _ = _pci_of(acc, f"{path}/device")
         nets.append(
             NetInterface(
                 name=name,
-                pci_bdf=bdf,
-                numa_node=_numa_of_pci(acc, bdf),
+                pci_bdf=parent,
+                numa_node=_numa_of_pci(acc, parent),
                 operstate=acc.value(f"{path}/operstate", quiet=True),
                 # `speed` reads EINVAL on a down link; that is not a problem worth reporting.
                 speed_mbps=_positive(parse_int(acc.value(f"{path}/speed", quiet=True))),
                 mtu=parse_int(acc.value(f"{path}/mtu", quiet=True)),
-                rdma_devices=tuple(rdma_by_bdf.get(bdf or "", ())),
+                rdma_devices=tuple(rdma_by_bdf.get(parent or "", ())),
                 sysfs_path=acc.realpath(path),
             )
         )
