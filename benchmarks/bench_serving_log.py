@@ -126,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=int, default=200, help="size of the synthetic log (MB)")
     ap.add_argument("--keep", help="write the log here and keep it")
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs")
+    ap.add_argument(
+        "--line-scanner",
+        action="store_true",
+        help="also time every line through the full scanner (the pre-chunking way), once",
+    )
     args = ap.parse_args(argv)
     from ascend_audit.facts.serving_log import scan_serving_log_file
 
@@ -147,10 +152,19 @@ def main(argv: list[str] | None = None) -> int:
             best_scan = min(best_scan, time.perf_counter() - t)
         grew = rss_mb() - base
         mbytes = size / 1e6
+        line_s = None
+        if args.line_scanner:
+            from ascend_audit.facts.serving_log import read_text_lines, scan_serving_log
+
+            t = time.perf_counter()
+            scan_serving_log(read_text_lines(path), path)
+            line_s = time.perf_counter() - t
         load = os.getloadavg()
         print(f"file: {mbytes:.0f} MB, {facts.lines_read:,} lines; load average {load[0]:.2f}")
         print(f"plain Python line loop : {mbytes / best_plain:7.0f} MB/s ({best_plain:.2f} s)")
         print(f"scan_serving_log_file  : {mbytes / best_scan:7.0f} MB/s ({best_scan:.2f} s)")
+        if line_s is not None:
+            print(f"every line, full rules : {mbytes / line_s:7.0f} MB/s ({line_s:.2f} s)")
         print(f"peak RSS growth        : {grew:.0f} MiB")
         print(
             f"found: stage {facts.stage}, died {facts.died} ({facts.final_exception}), "
