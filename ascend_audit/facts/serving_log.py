@@ -853,6 +853,9 @@ _FATAL: list[tuple[str, re.Pattern[str], str]] = [
         ),
         ("Warmup failed", r"Warmup failed[^\n]{0,300}", "mindie_warmup_failed"),
         ("Daemon start fail", r"Daemon start fail\w*", "mindie_start_failed"),
+        ("Daemon is killing", r"Daemon is killing", "mindie_daemon_killed"),
+        ("running job failed", r"running job failed\. exit code: \d+", "mindie_job_failed"),
+        ("Service Startup Failed", r"Service Startup Failed", "mindie_start_failed"),
         ("NPU out of memory", r"NPU out of memory\.?[^\n]{0,200}", "npu_oom"),
         ("open device", r"open device \d+ failed", "device_open_failed"),
         (
@@ -897,6 +900,7 @@ _STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
         ("API server version", r"vLLM API server version", "launched"),
         ("Platform plugin ascend is activated", r"Platform plugin ascend is activated", "launched"),
         ("Start mindie server", r"Start mindie server", "launched"),
+        ("restart mindie service daemon", r"restart mindie service daemon", "launched"),
         ("LLM engine", r"Initializing an? (?:V\d )?LLM engine", "configured"),
         ("Loading weights took", r"Loading weights took", "weights_loaded"),
         ("Loading model weights took", r"Loading model weights took", "weights_loaded"),
