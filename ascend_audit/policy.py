@@ -114,6 +114,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "max_load_seconds": (_pos_num, None, "weight loading slower than this fails"),
         "max_model_len": (_pos_int, None, "longest request the service must hold in KV cache"),
         "probe_timeout": (_pos_num, 60.0, "seconds the serving-interpreter probe may take"),
+        "memory_reserve_gib": (
+            _pos_num,
+            3.0,
+            "GiB per card kept for graph capture, HCCL buffers and activations in FWK-MEMFIT-001",
+        ),
     },
     "cluster": {
         "roce_required": (_bool, True, "RoCE is used (multi-node, P/D); false: findings warn"),
