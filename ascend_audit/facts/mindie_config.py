@@ -8,10 +8,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_audit.facts.common import Problems
+from ascend_audit.facts.keys import FactKey
 
-__all__ = ["KEYS", "MindieConfig", "MindieValue", "looks_like_mindie", "parse_mindie_json"]
+__all__ = [
+    "KEYS",
+    "MINDIE_CONFIGS",
+    "MindieConfig",
+    "MindieInput",
+    "MindieValue",
+    "WeightDir",
+    "looks_like_mindie",
+    "parse_mindie_json",
+]
 
 MAX_TEXT = 16 * 1024 * 1024
+MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
 _MC = "BackendConfig.ModelDeployConfig.ModelConfig[0]"
 # dotted path -> where it sits; ModelConfig[0] is the first (reported) model instance
 KEYS: tuple[str, ...] = (
@@ -94,7 +105,7 @@ class MindieConfig:
         v = self.values.get(name)
         return v.value if v is not None else None
 
-    def int(self, name: str) -> int | None:
+    def num(self, name: str) -> int | None:
         v = self.get(name)
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -188,3 +199,31 @@ def parse_mindie_json(text: str, source: str) -> MindieConfig:
     if count == 0:
         probs.add("BackendConfig.ModelDeployConfig.ModelConfig is missing or empty")
     return MindieConfig(source, values, count, probs.result())
+
+
+@dataclass(frozen=True)
+class WeightDir:
+    """What modelWeightPath is on the node: a directory with a config and weight files, or not."""
+
+    path: str
+    kind: str | None  # "dir" | "file" | … | None when absent
+    has_config: bool = False
+    weight_files: int = 0
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MindieInput:
+    """One MindIE config: where it came from, what it says, and what its paths hold."""
+
+    path: str
+    origin: str
+    config: MindieConfig | None = None
+    error: str | None = None
+    home: str = MINDIE_HOME
+    weights: WeightDir | None = None
+    tls_files: dict[str, bool] = field(default_factory=dict)  # node path -> exists
+    env: dict[str, str] = field(default_factory=dict)
+
+
+MINDIE_CONFIGS: FactKey[tuple[MindieInput, ...]] = FactKey("mindie_configs")

@@ -10,8 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ascend_audit.facts.keys import FactKey
+
 __all__ = [
     "DTYPE_BYTES",
+    "MODEL_FOOTPRINT",
+    "ModelFootprint",
     "ModelShape",
     "dtype_bytes",
     "index_total_size",
@@ -164,3 +168,18 @@ def index_total_size(text: str) -> int | None:
     if isinstance(total, str) and total.isdigit():
         total = int(total)
     return total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
+
+
+@dataclass(frozen=True)
+class ModelFootprint:
+    """Where the model is, its shape, and how many bytes its weights take (and how we know)."""
+
+    path: str | None
+    origin: str
+    shape: ModelShape | None = None
+    weights_bytes: int | None = None
+    weights_how: str = ""  # "index metadata.total_size" | "sum of 4 *.safetensors shards"
+    error: str | None = None
+
+
+MODEL_FOOTPRINT: FactKey[ModelFootprint] = FactKey("model_footprint")

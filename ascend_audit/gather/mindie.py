@@ -9,13 +9,20 @@ the Host what modelWeightPath holds and whether the TLS files the config names e
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.facts.mindie_config import MindieConfig, looks_like_mindie, parse_mindie_json
+from ascend_audit.facts.framework_inputs import SERVING_CONFIGS
+from ascend_audit.facts.mindie_config import (
+    MINDIE_CONFIGS,
+    MINDIE_HOME,
+    MindieConfig,
+    MindieInput,
+    WeightDir,
+    looks_like_mindie,
+    parse_mindie_json,
+)
 
-MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
 DEFAULT_CONFIG = f"{MINDIE_HOME}/conf/config.json"
 CONFIG_CAP = 16 * 1024 * 1024
 MAX_LISTING = 10_000
@@ -33,31 +40,6 @@ TLS_FILES: dict[str, tuple[tuple[str, str | None], ...]] = {
         ("interNodeTlsCaFiles", "interNodeTlsCaPath"),
     ),
 }
-
-
-@dataclass(frozen=True)
-class WeightDir:
-    """What modelWeightPath is on the node: a directory with a config and weight files, or not."""
-
-    path: str
-    kind: str | None  # "dir" | "file" | … | None when absent
-    has_config: bool = False
-    weight_files: int = 0
-    names: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class MindieInput:
-    """One MindIE config: where it came from, what it says, and what its paths hold."""
-
-    path: str
-    origin: str
-    config: MindieConfig | None = None
-    error: str | None = None
-    home: str = MINDIE_HOME
-    weights: WeightDir | None = None
-    tls_files: dict[str, bool] = field(default_factory=dict)  # node path -> exists
-    env: dict[str, str] = field(default_factory=dict)
 
 
 def _read_user_file(ctx: Context, path: str) -> tuple[str | None, str | None]:
@@ -140,7 +122,7 @@ def _process_candidates(ctx: Context) -> list[tuple[str, str, dict[str, str]]]:
     return out
 
 
-@gatherer("mindie_configs", "framework")
+@gatherer(MINDIE_CONFIGS, "framework")
 def mindie_configs(ctx: Context) -> tuple[MindieInput, ...]:
     """Every MindIE config.json to judge (user files, a running MindIE, the default install)."""
     out: list[MindieInput] = []
@@ -167,7 +149,7 @@ def mindie_configs(ctx: Context) -> tuple[MindieInput, ...]:
 
 def _vllm_seen(ctx: Context) -> bool:
     try:
-        sc = ctx.fact("serving_configs")
+        sc = ctx.fact(SERVING_CONFIGS)
     except Exception:
         return False
     return any(c.engine == "vllm" for c in sc.configs) or bool(ctx.inputs.serving_configs)
@@ -175,7 +157,7 @@ def _vllm_seen(ctx: Context) -> bool:
 
 def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     """The MindIE configs judged and their world size."""
-    items = facts.get("mindie_configs") or ()
+    items = facts.get(MINDIE_CONFIGS.name) or ()
     rows = [
         {"path": i.path, "worldSize": i.config.get("worldSize") if i.config else None}
         for i in items

@@ -10,28 +10,22 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.facts.model_shape import ModelShape, index_total_size, parse_model_config
+from ascend_audit.facts.framework_inputs import SERVING_CONFIGS, SERVING_LOGS
+from ascend_audit.facts.model_shape import (
+    MODEL_FOOTPRINT,
+    ModelFootprint,
+    ModelShape,
+    index_total_size,
+    parse_model_config,
+)
 
 INDEX = "model.safetensors.index.json"
 TEXT_CAP = 16 * 1024 * 1024
 MAX_FILES = 20_000
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
-
-
-@dataclass(frozen=True)
-class ModelFootprint:
-    """Where the model is, its shape, and how many bytes its weights take (and how we know)."""
-
-    path: str | None
-    origin: str
-    shape: ModelShape | None = None
-    weights_bytes: int | None = None
-    weights_how: str = ""  # "index metadata.total_size" | "sum of 4 *.safetensors shards"
-    error: str | None = None
 
 
 def _from_listing(
@@ -97,13 +91,13 @@ def _node(ctx: Context, path: str) -> dict[str, Any]:
 def _candidates(ctx: Context) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     try:
-        for cfg in ctx.fact("serving_configs").configs:
+        for cfg in ctx.fact(SERVING_CONFIGS).configs:
             if cfg.model_path:
                 out.append((cfg.model_path, f"{cfg.source} (model path)"))
     except Exception:
         pass
     try:
-        for i in ctx.fact("serving_logs"):
+        for i in ctx.fact(SERVING_LOGS):
             if i.facts is not None and i.facts.model_path and i.facts.model_path.startswith("/"):
                 out.append((i.facts.model_path, f"{i.path} (model path)"))
     except Exception:
@@ -119,7 +113,7 @@ def _candidates(ctx: Context) -> list[tuple[str, str]]:
     return out
 
 
-@gatherer("model_footprint", "framework")
+@gatherer(MODEL_FOOTPRINT, "framework")
 def model_footprint(ctx: Context) -> ModelFootprint:
     """The served model's shape and weight bytes; None fields when no model directory is known."""
     if ctx.inputs.model_dir:
@@ -139,9 +133,9 @@ def model_footprint(ctx: Context) -> ModelFootprint:
     shape = None
     if isinstance(raw, dict):
         fields = ModelShape.__dataclass_fields__
-        shape = ModelShape(
-            **{k: (tuple(v) if k == "problems" else v) for k, v in raw.items() if k in fields}
-        )
+        kwargs: dict[str, Any] = {k: v for k, v in raw.items() if k in fields}
+        kwargs["problems"] = tuple(kwargs.get("problems") or ())
+        shape = ModelShape(**kwargs)
     err = None if data.get("config_found") else f"{path}: no config.json"
     return ModelFootprint(
         path, origin, shape, data.get("weights_bytes"), str(data.get("weights_how") or ""), err

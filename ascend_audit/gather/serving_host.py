@@ -8,13 +8,28 @@ Everything is read through the Host: the mount table of the serving process (or 
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
+from ascend_audit.facts.framework_inputs import SERVING_CONFIGS
 from ascend_audit.facts.netif import Interface, Interfaces, parse_ip_addr_json, parse_size
+from ascend_audit.facts.network import LOCAL_ADDRESSES, SERVING_ENV
+from ascend_audit.facts.serving_host import (
+    NET_VIEW,
+    PORT_SCAN,
+    RAY_VIEW,
+    SHM_MOUNT,
+    NetView,
+    PlannedPort,
+    PortScan,
+    RayView,
+    ShmMount,
+    SocketOwner,
+    as_int,
+    service_env_of,
+)
 from ascend_audit.facts.sockets import SocketTable, merge_tables, parse_proc_net_tcp, socket_inode
-from ascend_audit.host.base import CommandResult, FileRead, ProcessInfo
+from ascend_audit.host.base import FileRead, ProcessInfo
 
 IP_ADDR = ("ip", "-j", "addr", "show")
 RAY_STATUS = ("ray", "status")
@@ -22,72 +37,7 @@ HCCL_BASE_PORT = 60000  # HCCL_IF_BASE_PORT default (CANN env reference, HCCL_IF
 VLLM_PORT = 8000  # vllm serve --port default
 MAX_PIDS = 4096
 MAX_FDS = 65536
-IFNAME_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
-ADDRESS_VARS = ("HCCL_IF_IP", "VLLM_HOST_IP")
 _MINDIE_PORTS = ("port", "managementPort", "metricsPort", "interCommPort")
-
-
-@dataclass(frozen=True)
-class ShmMount:
-    """/dev/shm as the serving process (or the auditor) sees it."""
-
-    found: bool
-    size_bytes: int | None
-    how: str  # "size=64k" | "tmpfs default (half of MemTotal)" | …
-    line: str
-    source: str  # the mount table read
-    fstype: str = ""
-
-
-@dataclass(frozen=True)
-class PlannedPort:
-    """A port the service will bind, and who said so."""
-
-    port: int
-    what: str  # "vLLM --port" | "HCCL host port (HCCL_IF_BASE_PORT 60000 + 3)" | …
-    origin: str
-
-
-@dataclass(frozen=True)
-class SocketOwner:
-    """The process holding a socket inode: pid and name, or why it is unknown."""
-
-    pid: int
-    comm: str
-    cmdline: str = ""
-
-
-@dataclass(frozen=True)
-class PortScan:
-    """Listening sockets, the ports the service wants, and the owners found for those in use."""
-
-    table: SocketTable
-    planned: tuple[PlannedPort, ...]
-    owners: dict[int, SocketOwner] = field(default_factory=dict)  # inode -> owner
-    unreadable_pids: int = 0
-    serving_pids: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class NetView:
-    """The host's interfaces, from `ip -j addr` or sysfs plus fib_trie's local addresses."""
-
-    interfaces: Interfaces
-    local_addresses: tuple[str, ...] = ()
-    evidence_source: str = ""
-    excerpt: str = ""
-
-
-@dataclass(frozen=True)
-class RayView:
-    """`ray status`: NPUs the cluster offers, or why it was not asked."""
-
-    asked: bool
-    reason: str = ""
-    launch: str | None = None  # where the Ray launch shows, None when there is none
-    result: CommandResult | None = None
-    npu_total: float | None = None
-    npu_used: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,42 +54,21 @@ def serving_process(ctx: Context) -> ProcessInfo | None:
 
 def _configs(ctx: Context) -> list[Any]:
     try:
-        return list(ctx.fact("serving_configs").configs)
+        return list(ctx.fact(SERVING_CONFIGS).configs)
     except Exception:
         return []
 
 
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v.strip())
-    return None
-
-
 def service_env(ctx: Context) -> tuple[dict[str, str], str]:
-    """The service's environment: the serving process's, else the configs', else the audit's."""
-    senv = ctx.fact("serving_env")
-    if senv.pid is not None:
-        return dict(senv.env), senv.origin
-    merged: dict[str, str] = {}
-    where = ""
-    for cfg in _configs(ctx):
-        if cfg.env:
-            merged.update(cfg.env)
-            where = where or f"{cfg.source} environ"
-    if merged:
-        return {**senv.env, **merged}, where
-    return dict(senv.env), senv.origin
+    """The service's environment (see service_env_of)."""
+    return service_env_of(ctx.fact(SERVING_ENV), _configs(ctx))
 
 
 # ---------------------------------------------------------------------------------------------
 # /dev/shm
 
 
-@gatherer("shm_mount", "driver")
+@gatherer(SHM_MOUNT, "driver")
 def shm_mount(ctx: Context) -> ShmMount:
     """The /dev/shm mount in the serving process's mount namespace (else ours) and its size."""
     from ascend_audit.gather.storage import read_mounts
@@ -179,19 +108,19 @@ def planned_ports(ctx: Context, env: dict[str, str], origin: str) -> list[Planne
     out: list[PlannedPort] = []
     for cfg in _configs(ctx):
         if cfg.engine == "vllm":
-            port = _int(cfg.options.get("port"))
+            port = as_int(cfg.options.get("port"))
             what = "vLLM --port" if port is not None else f"vLLM --port (default {VLLM_PORT})"
             out.append(PlannedPort(port if port is not None else VLLM_PORT, what, cfg.source))
         elif cfg.engine == "mindie":
             for key in _MINDIE_PORTS:
-                port = _int(cfg.options.get(key))
+                port = as_int(cfg.options.get(key))
                 if port is not None:
                     out.append(PlannedPort(port, f"MindIE ServerConfig.{key}", cfg.source))
     want = ctx.policy.get("host.service_port")
     if want:
         out.append(PlannedPort(int(want), "policy host.service_port", "policy"))
     raw = env.get("HCCL_IF_BASE_PORT")
-    base = _int(raw) if raw else None
+    base = as_int(raw) if raw else None
     span = int(ctx.policy.get("host.hccl_port_span") or 32)
     start = base if base is not None else HCCL_BASE_PORT
     label = f"HCCL_IF_BASE_PORT={raw}" if base is not None else f"HCCL default base {start}"
@@ -239,7 +168,7 @@ def find_owners(ctx: Context, inodes: set[int]) -> tuple[dict[int, SocketOwner],
     return owners, unreadable
 
 
-@gatherer("port_scan", "driver")
+@gatherer(PORT_SCAN, "driver")
 def port_scan(ctx: Context) -> PortScan:
     """Listening TCP sockets, the ports the service will bind, owners of the ones in use."""
     from ascend_audit.gather.framework import serving_processes
@@ -263,11 +192,11 @@ def port_scan(ctx: Context) -> PortScan:
 # interfaces
 
 
-@gatherer("net_view", "driver", commands=(IP_ADDR,))
+@gatherer(NET_VIEW, "driver", commands=(IP_ADDR,))
 def net_view(ctx: Context) -> NetView:
     """Interfaces with state and addresses: `ip -j addr show`, else sysfs + fib_trie."""
     res = ctx.host.run(list(IP_ADDR), ctx.timeout)
-    local = ctx.fact("local_addresses")
+    local = ctx.fact(LOCAL_ADDRESSES)
     if res.ok:
         parsed = parse_ip_addr_json(res.stdout)
         if parsed.items:
@@ -287,30 +216,6 @@ def net_view(ctx: Context) -> NetView:
 
 # ---------------------------------------------------------------------------------------------
 # multi-node and Ray
-
-
-def multinode_signals(ctx: Context) -> list[str]:
-    """Why this deployment spans nodes: rank table, vLLM flags, MindIE multiNodesInferEnabled."""
-    out: list[str] = []
-    try:
-        rt = ctx.fact("rank_table")
-        if rt.table is not None and len(rt.table.servers) > 1:
-            out.append(f"rank table {rt.path} lists {len(rt.table.servers)} servers")
-    except Exception:
-        pass
-    for cfg in _configs(ctx):
-        o = cfg.options
-        nn = _int(o.get("nnodes"))
-        if nn and nn > 1:
-            out.append(f"{cfg.source}: --nnodes {nn}")
-        if o.get("headless") is True:
-            out.append(f"{cfg.source}: --headless (a secondary node)")
-        dp, dpl = _int(o.get("data_parallel_size")), _int(o.get("data_parallel_size_local"))
-        if dp and dpl and dpl < dp:
-            out.append(f"{cfg.source}: data_parallel_size {dp} > data_parallel_size_local {dpl}")
-        if o.get("multiNodesInferEnabled") is True:
-            out.append(f"{cfg.source}: multiNodesInferEnabled true")
-    return out
 
 
 def ray_launch(ctx: Context) -> str | None:
@@ -337,7 +242,7 @@ def parse_ray_npus(text: str) -> tuple[float | None, float | None]:
         return None, None
 
 
-@gatherer("ray_view", "driver")
+@gatherer(RAY_VIEW, "driver")
 def ray_view(ctx: Context) -> RayView:
     """`ray status` when the service launches through Ray and `ray` is on PATH."""
     why = ray_launch(ctx)
@@ -352,7 +257,7 @@ def ray_view(ctx: Context) -> RayView:
 
 def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     """/dev/shm size, when read."""
-    shm: ShmMount | None = facts.get("shm_mount")
+    shm: ShmMount | None = facts.get(SHM_MOUNT.name)
     if shm is None or not shm.found:
         return {}
     return {"serving_host": {"shm_bytes": shm.size_bytes, "shm_how": shm.how}}

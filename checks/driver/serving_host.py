@@ -3,18 +3,44 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.serving_host import (
+from ascend_audit.facts.framework_inputs import SERVING_CONFIGS
+from ascend_audit.facts.network import RANK_TABLE, SERVING_ENV
+from ascend_audit.facts.serving_host import (
     ADDRESS_VARS,
     IFNAME_VARS,
-    multinode_signals,
-    service_env,
+    NET_VIEW,
+    PORT_SCAN,
+    RAY_VIEW,
+    SHM_MOUNT,
+    multinode_signals_of,
+    service_env_of,
 )
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
 GIB = 1 << 30
+
+
+def _configs(ctx: Context) -> list[Any]:
+    try:
+        return list(ctx.fact(SERVING_CONFIGS).configs)
+    except Exception:
+        return []
+
+
+def service_env(ctx: Context) -> tuple[dict[str, str], str]:
+    return service_env_of(ctx.fact(SERVING_ENV), _configs(ctx))
+
+
+def multinode_signals(ctx: Context) -> list[str]:
+    try:
+        rt = ctx.fact(RANK_TABLE)
+    except Exception:
+        rt = None
+    return multinode_signals_of(rt, _configs(ctx))
 
 
 def _gib(n: int | None) -> str:
@@ -23,8 +49,8 @@ def _gib(n: int | None) -> str:
 
 @check("DRV-SHM-001")
 def shm_size(ctx: Context) -> Outcome:
-    shm = ctx.fact("shm_mount")
-    ray = ctx.fact("ray_view")
+    shm = ctx.fact(SHM_MOUNT)
+    ray = ctx.fact(RAY_VIEW)
     ev = [Evidence("file", shm.source, shm.line or shm.how, {"size_bytes": shm.size_bytes})]
     if not shm.found:
         return skip(f"no /dev/shm mount in {shm.source or 'the mount table'}", ev)
@@ -52,7 +78,7 @@ def _owner_text(scan, sock) -> str:
 
 @check("DRV-PORT-001")
 def ports_free(ctx: Context) -> Outcome:
-    scan = ctx.fact("port_scan")
+    scan = ctx.fact(PORT_SCAN)
     if not scan.table.read:
         return skip("could not read /proc/net/tcp or /proc/net/tcp6")
     by_port = {p.port: p for p in scan.planned}
@@ -178,7 +204,7 @@ def named_interfaces(ctx: Context) -> Outcome:
             f"none of {', '.join(IFNAME_VARS + ADDRESS_VARS)} is set in {origin}: "
             "the libraries pick a NIC themselves"
         )
-    view = ctx.fact("net_view")
+    view = ctx.fact(NET_VIEW)
     if not view.interfaces.items:
         return skip("no network interface could be listed (ip -j addr, /sys/class/net)")
     findings: list[Outcome] = []
@@ -243,8 +269,6 @@ def multinode_timeouts(ctx: Context) -> Outcome:
 
 
 def _needed_npus(ctx: Context) -> tuple[int | None, str]:
-    from ascend_audit.gather.serving_host import _configs
-
     for cfg in _configs(ctx):
         tp = cfg.tensor_parallel_size or 1
         pp = cfg.options.get("pipeline_parallel_size") or 1
@@ -257,7 +281,7 @@ def _needed_npus(ctx: Context) -> tuple[int | None, str]:
 
 @check("DRV-RAY-001")
 def ray_npus(ctx: Context) -> Outcome:
-    ray = ctx.fact("ray_view")
+    ray = ctx.fact(RAY_VIEW)
     if not ray.asked:
         return skip(ray.reason)
     res = ray.result

@@ -6,10 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.facts.model_shape import dtype_bytes
-from ascend_audit.gather.framework import configs, item_evidence, logs, optional_fact
+from ascend_audit.facts.driver_scan import NPU_SMI
+from ascend_audit.facts.framework_inputs import PROBE
+from ascend_audit.facts.model_shape import MODEL_FOOTPRINT, dtype_bytes
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip
 from ascend_audit.registry import check
+
+from .inputs import configs, item_evidence, logs, optional_fact
 
 GIB = 1 << 30
 VLLM_UTIL = 0.9  # vLLM's --gpu-memory-utilization default (vllm-ascend FAQ)
@@ -62,7 +65,7 @@ def _plan(ctx: Context) -> Plan | None:
         p.util_how = f"NPU_MEMORY_FRACTION={raw}" if raw else "NPU_MEMORY_FRACTION default 0.8"
         if cfg.npu_mem_size and cfg.npu_mem_size > 0:
             p.kv_fixed_bytes = cfg.npu_mem_size * GIB
-        keys = ("worldSize", "maxSeqLen", "npuMemSize")
+        keys: tuple[str, ...] = ("worldSize", "maxSeqLen", "npuMemSize")
     elif cfg is not None:
         o = cfg.options
         p = Plan(cfg.source, "vllm", tp=cfg.tensor_parallel_size or 1)
@@ -106,7 +109,7 @@ def _plan(ctx: Context) -> Plan | None:
 
 
 def _hbm(ctx: Context) -> tuple[int | None, str, list[Evidence]]:
-    run = optional_fact(ctx, "npu_smi")
+    run = optional_fact(ctx, NPU_SMI)
     info = getattr(run, "info", None)
     chips = info.chips if info is not None else ()
     hbm = [c.hbm_total_mb for c in chips if c.hbm_total_mb]
@@ -117,7 +120,7 @@ def _hbm(ctx: Context) -> tuple[int | None, str, list[Evidence]]:
         return min(hbm) << 20, f"npu-smi info: HBM {min(hbm)} MB per chip", ev
     if mem:
         return min(mem) << 20, f"npu-smi info: memory {min(mem)} MB per chip", ev
-    probe = optional_fact(ctx, "probe")
+    probe = optional_fact(ctx, PROBE)
     pf = getattr(probe, "facts", None)
     totals = [m[1] for m in getattr(pf, "mem_info", ()) or () if m]
     if totals:
@@ -172,7 +175,7 @@ def _measured(ctx: Context, kv_seq: int | None, plan: Plan | None) -> Outcome | 
 
 @check("FWK-MEMFIT-001")
 def memory_fit(ctx: Context) -> Outcome:
-    fp = ctx.fact("model_footprint")
+    fp = ctx.fact(MODEL_FOOTPRINT)
     plan = _plan(ctx)
     shape = fp.shape
     reserve = float(ctx.policy["framework.memory_reserve_gib"]) * GIB
@@ -198,6 +201,7 @@ def memory_fit(ctx: Context) -> Outcome:
     if kv_seq is None or kv_tok is None:
         why = "; ".join(shape.problems) if shape is not None else fp.error or "no config.json"
         return skip(f"{fp.path}: KV cache size unknown ({why})")
+    assert shape is not None  # complete when kv_seq is known
     hbm, hbm_how, hbm_ev = _hbm(ctx)
     if hbm is None:
         return skip("HBM per chip unknown (no npu-smi info, no deep probe)")
@@ -235,7 +239,9 @@ def memory_fit(ctx: Context) -> Outcome:
         *hbm_ev,
     ]
     if need > budget:
-        return fail(f"does not fit: {arith}", ev, **values)
+        out = fail(f"does not fit: {arith}", ev)
+        out.metrics.update(values)
+        return out
     extra = f"; {seqs} full-length sequences fit"
     if plan.max_num_seqs:
         extra += f" (max_num_seqs {plan.max_num_seqs})"

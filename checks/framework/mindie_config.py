@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import optional_fact
+from ascend_audit.facts.driver_scan import NPU_SMI
+from ascend_audit.facts.mindie_config import MINDIE_CONFIGS
+from ascend_audit.facts.network import RANK_TABLE, SERVING_ENV
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
+
+from .inputs import optional_fact
 
 NO_CONFIG = (
     "no MindIE config.json (no --serving-config in MindIE form, no MindIE process, "
@@ -18,7 +22,8 @@ GIB = 1 << 30
 
 
 def _inputs(ctx: Context) -> tuple[list[Any], Outcome | None]:
-    items = list(ctx.fact("mindie_configs"))
+    found: tuple[Any, ...] = ctx.fact(MINDIE_CONFIGS)
+    items = list(found)
     if not items:
         return [], skip(NO_CONFIG)
     bad = [i for i in items if i.error]
@@ -44,8 +49,8 @@ def _bad(cfg: Any, summary: str, *names: str) -> Outcome:
 def _limits(cfg: Any) -> list[Outcome]:
     """Token limits and batch sizes: msprechecker's assertions, and MindIE's own ranges."""
     out: list[Outcome] = []
-    seq, inp = cfg.int("maxSeqLen"), cfg.int("maxInputTokenLen")
-    pre, it = cfg.int("maxPrefillTokens"), cfg.int("maxIterTimes")
+    seq, inp = cfg.num("maxSeqLen"), cfg.num("maxInputTokenLen")
+    pre, it = cfg.num("maxPrefillTokens"), cfg.num("maxIterTimes")
     if inp is not None and inp < 1:
         out.append(_bad(cfg, f"maxInputTokenLen={inp} < 1", "maxInputTokenLen"))
     if seq is not None and inp is not None and seq < inp:
@@ -76,7 +81,7 @@ def _limits(cfg: Any) -> list[Outcome]:
                 "maxSeqLen",
             )
         )
-    pb, mb = cfg.int("maxPrefillBatchSize"), cfg.int("maxBatchSize")
+    pb, mb = cfg.num("maxPrefillBatchSize"), cfg.num("maxBatchSize")
     if pb is not None and pb < 1:
         out.append(_bad(cfg, f"maxPrefillBatchSize={pb} < 1", "maxPrefillBatchSize"))
     if mb is not None and mb < 1:
@@ -90,11 +95,11 @@ def _limits(cfg: Any) -> list[Outcome]:
                 "maxBatchSize",
             )
         )
-    blk = cfg.int("cacheBlockSize")
+    blk = cfg.num("cacheBlockSize")
     if blk is not None and not 1 <= blk <= 128:
         out.append(_bad(cfg, f"cacheBlockSize={blk} outside 1..128", "cacheBlockSize"))
     for key, top in (("tokenTimeout", 3600), ("e2eTimeout", 65535)):
-        v = cfg.int(key)
+        v = cfg.num(key)
         if v is not None and not 1 <= v <= top:
             out.append(_bad(cfg, f"{key}={v} outside 1..{top}", key))
     mode = cfg.get("inferMode")
@@ -106,7 +111,7 @@ def _limits(cfg: Any) -> list[Outcome]:
 def _parallel(cfg: Any) -> list[Outcome]:
     """worldSize = len(npuDeviceIds[i]) = dp*tp*cp*pp; sp in {1, tp}; pp 1; instance counts."""
     out: list[Outcome] = []
-    world = cfg.int("worldSize")
+    world = cfg.num("worldSize")
     groups = cfg.device_groups
     if cfg.get("npuDeviceIds") is not None and not groups:
         out.append(_bad(cfg, "npuDeviceIds is not a list of lists of integers", "npuDeviceIds"))
@@ -120,7 +125,7 @@ def _parallel(cfg: Any) -> list[Outcome]:
                     "npuDeviceIds",
                 )
             )
-    n_inst = cfg.int("modelInstanceNumber")
+    n_inst = cfg.num("modelInstanceNumber")
     if n_inst is not None and groups and n_inst != len(groups):
         out.append(
             _bad(
@@ -130,7 +135,7 @@ def _parallel(cfg: Any) -> list[Outcome]:
                 "npuDeviceIds",
             )
         )
-    sizes = {k: cfg.int(k) for k in ("dp", "tp", "cp", "pp", "sp")}
+    sizes = {k: cfg.num(k) for k in ("dp", "tp", "cp", "pp", "sp")}
     given = [k for k in ("dp", "tp", "cp", "pp") if sizes[k] is not None]
     if given and world is not None and cfg.get("multiNodesInferEnabled") is not True:
         prod = 1
@@ -229,7 +234,7 @@ def mindie_weights(ctx: Context) -> Outcome:
 
 
 def _hbm_gib(ctx: Context) -> tuple[float | None, str]:
-    run = optional_fact(ctx, "npu_smi")
+    run = optional_fact(ctx, NPU_SMI)
     info = getattr(run, "info", None)
     chips = info.chips if info is not None else ()
     totals = [c.hbm_total_mb for c in chips if c.hbm_total_mb]
@@ -241,12 +246,12 @@ def _hbm_gib(ctx: Context) -> tuple[float | None, str]:
 def _visible(ctx: Context, env: dict[str, str]) -> tuple[int | None, str]:
     raw = env.get("ASCEND_RT_VISIBLE_DEVICES")
     if raw is None:
-        senv = optional_fact(ctx, "serving_env")
+        senv = optional_fact(ctx, SERVING_ENV)
         raw = senv.env.get("ASCEND_RT_VISIBLE_DEVICES") if senv is not None else None
     if raw is not None and raw.strip():
         ids = [x for x in raw.split(",") if x.strip()]
         return len(ids), f"ASCEND_RT_VISIBLE_DEVICES={raw}"
-    run = optional_fact(ctx, "npu_smi")
+    run = optional_fact(ctx, NPU_SMI)
     info = getattr(run, "info", None)
     if info is not None and info.chips:
         return len(info.chips), f"npu-smi info shows {len(info.chips)} chips"
@@ -277,7 +282,7 @@ def mindie_devices_memory(ctx: Context) -> Outcome:
                         "npuDeviceIds",
                     )
                 )
-        mem = cfg.int("npuMemSize")
+        mem = cfg.num("npuMemSize")
         if mem == 0 or (mem is not None and mem < -1):
             findings.append(
                 _bad(cfg, f"npuMemSize={mem}: -1 (auto) or a size > 0 GB", "npuMemSize")
@@ -307,7 +312,7 @@ def mindie_multinode_tls(ctx: Context) -> Outcome:
     items, why = _inputs(ctx)
     if why:
         return why
-    rt = optional_fact(ctx, "rank_table")
+    rt = optional_fact(ctx, RANK_TABLE)
     table = getattr(rt, "table", None)
     servers = len(table.servers) if table is not None else None
     findings: list[Outcome] = []
@@ -316,7 +321,8 @@ def mindie_multinode_tls(ctx: Context) -> Outcome:
         cfg = i.config
         multi = cfg.get("multiNodesInferEnabled")
         ev += _ev(cfg, "multiNodesInferEnabled", "interCommTLSEnabled", "interNodeTLSEnabled")
-        rt_ev = [Evidence("file", rt.path or rt.origin, f"{servers} server(s)")] if servers else []
+        rt_src = (rt.path or rt.origin) if rt is not None else "rank table"
+        rt_ev = [Evidence("file", rt_src, f"{servers} server(s)")] if servers else []
         if multi is True and not servers:
             findings.append(
                 _bad(
