@@ -160,13 +160,8 @@ def summarize_profiler_db(path: str | os.PathLike[str]) -> KernelSummary:
         if "COMMUNICATION_OP" in tables:
             for rows in _batches(con, _COMM_SQL):
                 bad += _feed(acc, rows)
-        extra = (
-            [
-                f"{p.name}: {bad} task(s) without a valid start/end time (endNs < startNs or not a number)"
-            ]
-            if bad
-            else []
-        )
+        why = "endNs < startNs or not a number"
+        extra = [f"{p.name}: {bad} task(s) without a valid start/end time ({why})"] if bad else []
         return acc.finish(source, LAYOUT, extra)
     except (sqlite3.Error, ValueError, OverflowError) as exc:
         return KernelSummary(
