@@ -362,7 +362,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         _foreign_6063,
         {"DRV-NPU-001": (OK, ""), "DRV-NPU-003": (("FAIL",), "326429")},
         ("NOT_READY",),
-        pending="busy-NPU check (issue 13 item 8) not landed yet",
     ),
     Scenario(
         "container-one-npu-id5",
