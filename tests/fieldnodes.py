@@ -381,7 +381,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         (DRV_2413, TK_800),
         _catn_2413,
         {"DRV-VER-001": (OK, ""), "DRV-VER-002": (OK, "")},
-        pending="a pair the toolkit's compatible_version accepts still warns (item 3)",
     ),
     Scenario(
         "driver-25.5.1-indented-cann-8.5.0",
@@ -394,7 +393,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         (TK_ALPHA,),
         _alpha,
         {"DRV-VER-002": (("WARN",), "alpha")},
-        pending="no driver version.info: CANN judged against npu-smi's driver (item 2/3)",
     ),
     Scenario(
         "partial-install-npu-smi-warning",
