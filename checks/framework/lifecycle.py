@@ -17,6 +17,8 @@ _MARKERS = {
     "engine_core_died": "the engine core process died",
     "mindie_start_failed": "the MindIE server failed to start",
     "mindie_warmup_failed": "MindIE warm-up failed",
+    "mindie_daemon_killed": "the MindIE daemon was killed",
+    "mindie_job_failed": "the MindIE service job exited",
     "npu_oom": "NPU out of memory",
     "device_open_failed": "an NPU could not be opened",
     "visible_devices_refused": "the runtime refused the visible-device mask",
@@ -78,6 +80,9 @@ def _death(f: Any) -> Outcome:
             "codes " + ", ".join(f"{info.code} ({info.meaning})" for _h, info in codes[:4])
         )
     ev = [hit_evidence(death)]
+    reached = f.last(f"stage_{f.stage}") if f.stage else None
+    if reached is not None:
+        ev.append(hit_evidence(reached))  # how far it got
     ev += [hit_evidence(h) for h in f.deaths if h.lineno != death.lineno][:3]
     ev += [code_evidence(h, info) for h, info in codes[:6]]
     fix = next((_HCCL_FIX for _h, i in codes if _is_hccl(i)), None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -143,8 +143,12 @@ def _sniff_csv_kind(p: Path) -> str | None:
     return "kernel_details"
 
 
-def collect_profiler_facts(path: str | os.PathLike[str]) -> ProfilerFacts:
-    """Discover and summarise every rank's profiler output under a path; never raises."""
+def collect_profiler_facts(
+    path: str | os.PathLike[str], progress: Callable[[int], None] | None = None
+) -> ProfilerFacts:
+    """Discover and summarise every rank's profiler output under a path; never raises.
+
+    PROGRESS (see ascend_audit.progress) is fed the bytes of the kernel tables as they are read."""
     source = str(path)
     try:
         sources = discover_traces(path)
@@ -167,7 +171,7 @@ def collect_profiler_facts(path: str | os.PathLike[str]) -> ProfilerFacts:
         tables = kd or [s for s in items if s.kind == "op_summary"]
         kernels: KernelSummary | None = None
         if tables:
-            parts = [summarize_kernels(s.path) for s in tables]
+            parts = [summarize_kernels(s.path, progress) for s in tables]
             kernels = parts[0] if len(parts) == 1 else merge_summaries(parts)
             kernels = _with_ranks(kernels, (rank,))
         stats = [parse_op_statistic(s.path) for s in items if s.kind == "op_statistic"]

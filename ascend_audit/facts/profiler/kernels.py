@@ -49,7 +49,9 @@ class _HidePandas:
             raise ImportError("pandas hidden from pyarrow's optional probe")
 
 
-def summarize_kernels(path: str | os.PathLike[str]) -> KernelSummary:
+def summarize_kernels(
+    path: str | os.PathLike[str], progress: Callable[[int], None] | None = None
+) -> KernelSummary:
     """Summarise a kernel_details.csv or op_summary_*.csv in bounded memory; never raises."""
     p = Path(path)
     source = str(p)
@@ -64,7 +66,7 @@ def summarize_kernels(path: str | os.PathLike[str]) -> KernelSummary:
             return KernelSummary(source, "unknown", layout.header, problems=(layout.problem,))
         try:
             _arrow_without_pandas()
-            return _summarize_arrow(p, layout)
+            return _summarize_arrow(p, layout, progress)
         except _FallBack as why:
             acc = KernelAccumulator()
             _summarize_csv(p, layout, acc)
@@ -81,7 +83,9 @@ class _FallBack(Exception):
     pass
 
 
-def _summarize_arrow(p: Path, layout: TableLayout) -> KernelSummary:
+def _summarize_arrow(
+    p: Path, layout: TableLayout, progress: Callable[[int], None] | None = None
+) -> KernelSummary:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -113,7 +117,7 @@ def _summarize_arrow(p: Path, layout: TableLayout) -> KernelSummary:
         quoted_strings_can_be_null=True,
     )
     try:
-        for chunk in _line_chunks(p):
+        for chunk in _line_chunks(p, progress):
             table = pacsv.read_csv(
                 pa.py_buffer(chunk),
                 read_options=read_opts,
@@ -139,7 +143,7 @@ def _summarize_arrow(p: Path, layout: TableLayout) -> KernelSummary:
     return acc.finish(str(p), layout, extra)
 
 
-def _line_chunks(p: Path) -> Iterator[memoryview]:
+def _line_chunks(p: Path, progress: Callable[[int], None] | None = None) -> Iterator[memoryview]:
     """The data rows of a CSV file in ~CHUNK_BYTES pieces cut at line ends, header skipped.
 
     Arrow's own streaming reader keeps many blocks in flight (peak memory ~40x the block
@@ -160,6 +164,8 @@ def _line_chunks(p: Path) -> Iterator[memoryview]:
                 buf = buf + bytes(len(buf))  # a new object: old chunks may still be viewed
             view = memoryview(buf)
             n = fh.readinto(view[filled:])
+            if progress and n:
+                progress(n)
             if not n:
                 if filled:
                     yield view[:filled]
