@@ -409,12 +409,10 @@ EXAMPLES = [
     ),
     Example(
         "firmware-mismatch",
-        "driver 24.1.rc1 with firmware 7.1.0.11.220, which rejects it, and a 64 MiB /dev/shm: "
-        "driver NOT_READY, rest BLOCKED",
+        "driver 24.1.rc1 with firmware 7.1.0.11.220, which rejects it: driver NOT_READY, rest BLOCKED",
         "a2-node-07",
         {"driver": "NOT_READY", "operator": "BLOCKED", "framework": "BLOCKED"},
         mismatch=True,
-        shm_size="65536k",  # started without --shm-size: DRV-SHM-001 fails too
     ),
     Example(
         "aicpu-fallback",
@@ -429,6 +427,14 @@ EXAMPLES = [
         "a2-node-15",
         {"driver": "READY", "operator": "READY", "framework": "NOT_READY"},
         eager=True,
+    ),
+    Example(
+        "shm-too-small",
+        "the healthy node in a container started without --shm-size (64 MiB /dev/shm): "
+        "driver NOT_READY on DRV-SHM-001, rest BLOCKED",
+        "a2-node-21",
+        {"driver": "NOT_READY", "operator": "BLOCKED", "framework": "BLOCKED"},
+        shm_size="65536k",
     ),
 ]
 
