@@ -74,6 +74,17 @@ def _layers(v: Any) -> tuple[str, ...]:
     return items
 
 
+_CHECK_ID_RE = re.compile(r"^[A-Z]{2,8}(?:-[A-Z0-9]{2,12})+-\d{3}$")
+
+
+def _check_ids(v: Any) -> tuple[str, ...]:
+    items = _str_list(v)
+    bad = [x for x in items if not _CHECK_ID_RE.match(x)]
+    if bad:
+        raise ValueError(f"{bad[0]!r} is not a check id (like DRV-NET-001)")
+    return items
+
+
 def _choice(*options: str) -> Validator:
     def check(v: Any) -> str:
         if v not in options:
@@ -89,6 +100,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "required_layers": (_layers, LAYERS, "layers whose verdict decides the exit code"),
         "fail_on": (_choice("warn", "fail"), "fail", "exit 1 on warnings too when 'warn'"),
         "command_timeout": (_pos_num, 10.0, "seconds each node command may take"),
+        "required_checks": (
+            _check_ids,
+            (),
+            "checks that must run (a SKIP fails the layer)",
+        ),
     },
     "driver": {
         "expected_npu_count": (_pos_int, None, "NPUs (cards) the node must show"),
