@@ -15,6 +15,8 @@ from ascend_audit.facts.accessory import (
 from ascend_audit.model import Evidence, Outcome, Status, fail, skip, warn, worst
 from ascend_audit.registry import check
 
+from .inputs import unless_dead
+
 LABEL = {
     "atb": "NNAL/ATB",
     "opp_kernel": "opp_kernel",
@@ -115,7 +117,7 @@ def accessory_versions(ctx: Context) -> Outcome:
     out.evidence = ev
     if out.status is Status.PASS and not ok:
         return skip("accessory versions found, but nothing could be paired", ev)
-    return out
+    return unless_dead(ctx, out)
 
 
 def _build_family(s: AccessoryStack) -> str | None:
@@ -177,4 +179,4 @@ def chip_supported(ctx: Context) -> Outcome:
         )
     out = worst(findings, f"chips {', '.join(fams)} ({', '.join(s.chips)}): " + "; ".join(judged))
     out.evidence = ev
-    return out
+    return unless_dead(ctx, out)

@@ -12,7 +12,7 @@ from ascend_audit.facts.model_shape import MODEL_FOOTPRINT, dtype_bytes
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip
 from ascend_audit.registry import check
 
-from .inputs import configs, item_evidence, logs, optional_fact
+from .inputs import configs, item_evidence, logs, optional_fact, unless_dead
 
 GIB = 1 << 30
 VLLM_UTIL = 0.9  # vLLM's --gpu-memory-utilization default (vllm-ascend FAQ)
@@ -175,6 +175,10 @@ def _measured(ctx: Context, kv_seq: int | None, plan: Plan | None) -> Outcome | 
 
 @check("FWK-MEMFIT-001")
 def memory_fit(ctx: Context) -> Outcome:
+    return unless_dead(ctx, _memory_fit(ctx))
+
+
+def _memory_fit(ctx: Context) -> Outcome:
     fp = ctx.fact(MODEL_FOOTPRINT)
     plan = _plan(ctx)
     shape = fp.shape

@@ -11,7 +11,7 @@ from ascend_audit.facts.network import RANK_TABLE, SERVING_ENV
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
 
-from .inputs import optional_fact
+from .inputs import optional_fact, unless_dead
 
 NO_CONFIG = (
     "no MindIE config.json (no --serving-config in MindIE form, no MindIE process, "
@@ -180,7 +180,7 @@ def mindie_limits(ctx: Context) -> Outcome:
     out = worst(findings, f"MindIE limits and parallel sizes agree ({shown})")
     if out.status.value == "PASS":
         out.evidence = ev
-    return out
+    return unless_dead(ctx, out)
 
 
 @check("FWK-MINDIE-002")
@@ -230,7 +230,7 @@ def mindie_weights(ctx: Context) -> Outcome:
     out = worst(findings, "modelWeightPath holds a model (config.json and weight files)")
     if out.status.value == "PASS":
         out.evidence = ev
-    return out
+    return unless_dead(ctx, out)
 
 
 def _hbm_gib(ctx: Context) -> tuple[float | None, str]:
@@ -304,7 +304,7 @@ def mindie_devices_memory(ctx: Context) -> Outcome:
     )
     if out.status.value == "PASS":
         out.evidence = ev
-    return out
+    return unless_dead(ctx, out)
 
 
 @check("FWK-MINDIE-004")
@@ -370,4 +370,4 @@ def mindie_multinode_tls(ctx: Context) -> Outcome:
     out = worst(findings, f"MindIE multi-node and TLS settings agree ({shown}; {rt_text})")
     if out.status.value == "PASS":
         out.evidence = ev
-    return out
+    return unless_dead(ctx, out)

@@ -78,6 +78,19 @@ def test_no_framework_result_passes_when_the_log_shows_the_engine_died(tmp_path,
     assert any(e.source.startswith(f"{log}:") and e.excerpt for e in life.evidence)
 
 
+def test_config_checks_do_not_pass_beside_a_dead_mindie_log(tmp_path) -> None:
+    """MindIE config, memory fit and accessory checks stand on a live engine too (gpustack-3541)."""
+    report = audit(
+        tmp_path,
+        serving_logs=[fixture(DEAD[2])],
+        serving_configs=[fixture("framework/mindie_service_default_config.json")],
+    )
+    fw = [r for r in report.results if r.layer == "framework"]
+    assert {"FWK-MINDIE-001", "FWK-MINDIE-003"} <= {r.id for r in fw}
+    assert not [r.id for r in fw if r.status is Status.PASS]
+    assert "the engine died" in report.result("FWK-MINDIE-001").summary
+
+
 def test_a_pass_turns_warn_when_the_engine_died(tmp_path) -> None:
     """The guard itself: the same KV line PASSes on a live log and WARNs on a dead one."""
     head = (
