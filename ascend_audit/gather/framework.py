@@ -7,14 +7,13 @@ Each user input (`--serving-config`, `--serving-log`, `--bench-result`) is read 
 from __future__ import annotations
 
 import posixpath
-import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.host.base import CommandResult, ProcessInfo
+from ascend_audit.host.base import CommandResult, ProcessIdentity, ProcessInfo
 from ascend_audit.model import Evidence, Outcome, error, skip
 
 CONFIG_CAP = 16 * 1024 * 1024
@@ -22,7 +21,6 @@ BENCH_CAP = 64 * 1024 * 1024
 GARBAGE_SAMPLE = 1024 * 1024  # characters of a log sampled for binary garbage
 GARBAGE_SHARE = 0.10
 MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
-_PYTHON_RE = re.compile(r"^python[\d.]*$")
 _BAD_CHARS = frozenset("\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27)))
 
 
@@ -39,6 +37,8 @@ class ProbeRun:
     result: CommandResult | None = None
     facts: Any = None  # ProbeFacts when the probe ran
     timeout: float = 0.0
+    refused: str = ""  # why a serving process's interpreter was not probed
+    identity: ProcessIdentity | None = None  # whom the probe ran as (None: the auditor)
 
     @property
     def source(self) -> str:
@@ -112,48 +112,38 @@ def serving_processes(ctx: Context) -> list[ProcessInfo]:
         return []
 
 
-def _interpreter_of(ctx: Context, proc: ProcessInfo) -> str | None:
-    """The Python a serving process runs: argv[0] (keeps the venv), its script's venv, or exe."""
-    argv0 = proc.cmdline[0] if proc.cmdline else ""
-    if argv0.startswith("/") and _PYTHON_RE.match(posixpath.basename(argv0)):
-        return argv0
-    if argv0.startswith("/"):
-        sibling = posixpath.join(posixpath.dirname(argv0), "python")
-        if ctx.host.exists(sibling):
-            return sibling
-    if proc.exe and _PYTHON_RE.match(posixpath.basename(proc.exe)):
-        return proc.exe
-    return None
-
-
 def probe_argv(python: str, deep: bool) -> list[str]:
-    """How the probe runs: no shell, torch's backend autoload off, isolated mode."""
-    from ascend_audit.facts.probe import PROBE_ENV, PROBE_SCRIPT
+    """How the probe runs: no shell, isolated mode (-I: no user site, no PYTHON* variables),
+    no bytecode written into the serving environment (-B)."""
+    from ascend_audit.facts.probe import PROBE_SCRIPT
 
-    env = [f"{k}={v}" for k, v in PROBE_ENV.items()]
-    return ["env", *env, python, "-I", "-c", PROBE_SCRIPT, *(["--deep"] if deep else [])]
+    return [python, "-I", "-B", "-c", PROBE_SCRIPT, *(["--deep"] if deep else [])]
 
 
 @gatherer("probe", "framework")
 def probe(ctx: Context) -> ProbeRun:
-    """Run the probe in `--python`, else in the interpreter of a running serving process."""
-    from ascend_audit.facts.probe import parse_probe_output
+    """Run the probe in `--python`, else in the verified interpreter of a running serving
+    process, as that process's user (see gather/interpreter.py)."""
+    from ascend_audit.facts.probe import PROBE_ENV, parse_probe_output
+    from ascend_audit.gather.interpreter import serving_interpreter
 
-    python, origin = ctx.inputs.python, "--python"
+    python, origin, identity, refused = ctx.inputs.python, "--python", None, ""
     if not python:
-        python, origin = None, ""
+        origin = ""
         for proc in serving_processes(ctx):
-            found = _interpreter_of(ctx, proc)
-            if found:
-                python = found
+            found = serving_interpreter(ctx.host, proc)
+            if found.python:
+                python, identity, refused = found.python, found.identity, ""
                 origin = f"process {proc.pid} ({' '.join(proc.cmdline)[:100]})"
                 break
+            refused = refused or found.refused
     if not python:
-        return ProbeRun(None, origin)
+        return ProbeRun(None, origin, refused=refused)
     timeout = float(ctx.policy.get("framework.probe_timeout") or 60.0)
-    res = ctx.host.run(probe_argv(python, ctx.inputs.deep), timeout)
+    env = {**PROBE_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+    res = ctx.host.run_as(probe_argv(python, ctx.inputs.deep), timeout, identity, env)
     facts = parse_probe_output(res.stdout, res.stderr, res.rc, res.status == "timeout")
-    return ProbeRun(python, origin, res, facts, timeout)
+    return ProbeRun(python, origin, res, facts, timeout, identity=identity)
 
 
 def probe_problem(run: ProbeRun) -> str | None:
@@ -166,7 +156,9 @@ def probe_problem(run: ProbeRun) -> str | None:
             f"the probe of {run.python} did not finish within {run.timeout:g} s "
             "(the interpreter hung, or an import blocked)"
         )
-    if res.status in ("missing", "error", "signal"):
+    if res.status == "missing":
+        return f"{run.python} cannot be executed (no such file)"
+    if res.status in ("error", "signal"):
         return f"the probe of {run.python} could not run: {res.describe()}"
     if res.rc in (126, 127) and not (facts and facts.ran):
         return f"{run.python} cannot be executed (exit {res.rc}: {res.stderr.strip()[:200]})"
@@ -180,6 +172,8 @@ def probe_evidence(run: ProbeRun) -> Evidence:
     """The probe's answer: versions, the torch_npu import outcome, and deep device facts."""
     res, f = run.result, run.facts
     values: dict[str, Any] = {"python": run.python, "origin": run.origin}
+    if run.identity is not None:
+        values["run_as"] = {"uid": run.identity.uid, "gid": run.identity.gid}
     if res is not None:
         values.update(status=res.status, rc=res.rc, duration_ms=round(res.duration_ms, 1))
     if f is None or not f.ran:

@@ -21,8 +21,16 @@ from ascend_audit.host.base import (
     CommandResult,
     FileRead,
     Host,
+    ProcessIdentity,
     ProcessInfo,
     StatInfo,
+    parse_proc_status,
+)
+from ascend_audit.host.safe_io import (
+    listdir_in_root,
+    read_bytes,
+    readlink_in_root,
+    stat_in_root,
 )
 from ascend_audit.redact import redact_argv, redact_env
 
@@ -47,6 +55,36 @@ SERVING_ENV_KEYS = (
     "LD_LIBRARY_PATH",
     "ASCEND_TOOLKIT_HOME",
 )
+# What a probe run as the serving user keeps of that process's environment: where its programs
+# and libraries are, and the CANN variables (set_env.sh), nothing else.
+PROBE_ENV_KEYS = (
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "TOOLCHAIN_HOME",
+    "LANG",
+    "LC_ALL",
+)
+PROBE_ENV_PREFIXES = ("ASCEND_", "CANN_", "ATB_", "ASDOPS_")
+ENVIRON_CAP = 1024 * 1024
+PROBE_OUTPUT_CAP = 2 * 1024 * 1024
+
+
+def probe_environ(environ: dict[str, str]) -> dict[str, str]:
+    """The part of a serving process's environment a probe run as its user is given."""
+    return {
+        k: v for k, v in environ.items() if k in PROBE_ENV_KEYS or k.startswith(PROBE_ENV_PREFIXES)
+    }
+
+
+def parse_environ(data: bytes) -> dict[str, str]:
+    """/proc/PID/environ: NUL-separated KEY=VALUE entries."""
+    out: dict[str, str] = {}
+    for entry in data.split(b"\0"):
+        key, sep, value = entry.partition(b"=")
+        if sep and key:
+            out[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return out
 
 
 def _owner(uid: int) -> str:
@@ -101,11 +139,21 @@ def execute(
     timeout: float,
     env: dict[str, str] | None = None,
     cap: int = OUTPUT_CAP,
+    identity: ProcessIdentity | None = None,
 ) -> CommandResult:
-    """Run a resolved command without a shell: bounded time and output, whole process group."""
+    """Run a resolved command without a shell: bounded time and output, whole process group;
+    with `identity`, as that user (uid, gid, supplementary groups set before exec) in `/`."""
     argv_t = tuple(argv)
     shown = tuple(redact_argv(argv_t))
     start = time.monotonic()
+    creds: dict[str, Any] = {}
+    if identity is not None:
+        creds = {
+            "user": identity.uid,
+            "group": identity.gid,
+            "extra_groups": list(identity.groups),
+            "cwd": "/",
+        }
     try:
         proc = subprocess.Popen(
             list(argv_t),
@@ -115,6 +163,7 @@ def execute(
             start_new_session=True,  # its own process group, so a forked child dies with it
             env=env,
             close_fds=True,
+            **creds,
         )
     except FileNotFoundError:
         return CommandResult(shown, "missing", error="not found")
@@ -212,8 +261,7 @@ class LiveHost(Host):
 
     def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
         try:
-            with open(self.local(path), "rb") as fh:
-                data = fh.read(limit + 1)
+            data = read_bytes(self.sysroot, path, limit)
         except OSError as exc:
             return FileRead(path, None, exc.strerror or type(exc).__name__)
         truncated = len(data) > limit
@@ -221,7 +269,7 @@ class LiveHost(Host):
 
     def listdir(self, path: str) -> list[str] | None:
         try:
-            return sorted(os.listdir(self.local(path)))
+            return sorted(listdir_in_root(self.sysroot, path))
         except OSError:
             return None
 
@@ -238,7 +286,7 @@ class LiveHost(Host):
                 continue
             candidate = "/" + "/".join([*resolved, part])
             try:
-                target = os.readlink(self._joined(candidate))
+                target = readlink_in_root(self.sysroot, candidate)
             except OSError:
                 resolved.append(part)
                 continue
@@ -251,15 +299,14 @@ class LiveHost(Host):
         return "/" + "/".join(resolved)
 
     def readlink(self, path: str) -> str | None:
-        parent, name = os.path.split(os.path.normpath("/" + path))
         try:
-            return os.readlink(os.path.join(self.local(parent), name))
+            return readlink_in_root(self.sysroot, os.path.normpath("/" + path))
         except OSError:
             return None
 
     def stat(self, path: str) -> StatInfo | None:
         try:
-            st = os.stat(self.local(path))
+            st = stat_in_root(self.sysroot, path)
         except OSError:
             return None
         return StatInfo(
@@ -381,6 +428,38 @@ class LiveHost(Host):
         except Exception:
             return {}
         return redact_env({k: v for k, v in environ.items() if k in SERVING_ENV_KEYS})
+
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        try:
+            exe = os.readlink(self._joined(f"/proc/{int(pid)}/exe"))
+        except (OSError, ValueError):
+            exe = ""
+        status = self.read_text(f"/proc/{int(pid)}/status", 65536)
+        if status.text is None:
+            return None
+        return parse_proc_status(int(pid), exe, status.text)
+
+    def run_as(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float,
+        identity: ProcessIdentity | None,
+        extra_env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        if identity is None:
+            source = self._environ
+        else:
+            try:
+                raw = read_bytes(self.sysroot, f"/proc/{identity.pid}/environ", ENVIRON_CAP)
+            except OSError:
+                raw = b""
+            source = parse_environ(raw[:ENVIRON_CAP])
+            if os.geteuid() != 0:
+                identity = None  # only root can become the serving user; run as ourselves
+        env = probe_environ(source)
+        env.setdefault("PATH", os.defpath)
+        env.update(extra_env or {})
+        return execute(argv, timeout, env=env, cap=PROBE_OUTPUT_CAP, identity=identity)
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         if self.sysroot != "/":

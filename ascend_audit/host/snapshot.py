@@ -14,7 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ascend_audit import __version__
-from ascend_audit.host.base import FILE_CAP, CommandResult, FileRead, Host, ProcessInfo, StatInfo
+from ascend_audit.host.base import (
+    FILE_CAP,
+    CommandResult,
+    FileRead,
+    Host,
+    ProcessIdentity,
+    ProcessInfo,
+    StatInfo,
+)
 from ascend_audit.redact import redact_text
 
 FORMAT = "ascend-audit-snapshot"
@@ -299,6 +307,13 @@ class SnapshotHost(Host):
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         return (self.manifest.get("udev") or {}).get(subsystem)
 
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        rec = (self.manifest.get("process_identities") or {}).get(str(pid))
+        try:
+            return ProcessIdentity.from_dict(rec) if isinstance(rec, dict) else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
     def which(self, command: str) -> str | None:
         return (self.manifest.get("which") or {}).get(command)
 
@@ -332,6 +347,7 @@ class RecordingHost(Host):
         self._identity: dict[str, str] | None = None
         self._processes: list[ProcessInfo] | None = None
         self.cached: dict[str, Any] = {}
+        self.identities: dict[int, ProcessIdentity | None] = {}
 
     def run_many(
         self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
@@ -341,6 +357,24 @@ class RecordingHost(Host):
             for argv, res in zip(argvs, results, strict=True):
                 self.commands[tuple(argv)] = res
         return results
+
+    def run_as(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float,
+        identity: ProcessIdentity | None,
+        extra_env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        res = self.inner.run_as(argv, timeout, identity, extra_env)
+        with self._lock:
+            self.commands[tuple(argv)] = res
+        return res
+
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        res = self.inner.process_identity(pid)
+        with self._lock:
+            self.identities[pid] = res
+        return res
 
     def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
         res = self.inner.read_text(path, limit)
@@ -491,6 +525,9 @@ class RecordingHost(Host):
             "udev": self.udevs,
             "inputs": inputs,
             "cached_facts": dict(sorted(self.cached.items())),
+            "process_identities": {
+                str(k): v.to_dict() for k, v in sorted(self.identities.items()) if v is not None
+            },
         }
 
     def close(self) -> None:

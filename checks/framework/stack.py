@@ -159,8 +159,10 @@ def stack_compatibility(ctx: Context) -> Outcome:
         findings = [passed("probe", [probe_evidence(run)]), *_probe_findings(ctx, run), *findings]
     elif not findings:
         return skip(
-            "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE runs) "
-            "and no stack error in the logs"
+            (run.refused + "; no stack error in the logs")
+            if run.refused
+            else "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE "
+            "runs) and no stack error in the logs"
         )
     if run.facts is None:
         return worst(findings, "no stack error in the serving logs")
