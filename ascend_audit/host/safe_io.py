@@ -18,6 +18,8 @@ from typing import IO
 MAX_HOPS = 40
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
 _RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
 _RESOLVE_IN_ROOT = 0x10
 _SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437}
 _openat2_works: bool | None = None
@@ -54,12 +56,18 @@ class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
-def _openat2(dirfd: int, rel: str, flags: int) -> int:
-    """openat2(dirfd, rel, flags, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS); OSError on failure."""
+def _openat2(dirfd: int, rel: str, flags: int, links: bool = True) -> int:
+    """openat2(dirfd, rel, flags) resolved in the root (links followed inside it), or with
+    links=False beneath it with no symlink at all; OSError on failure."""
     import platform
 
     libc = ctypes.CDLL(None, use_errno=True)
-    how = _OpenHow(flags, 0, _RESOLVE_IN_ROOT | _RESOLVE_NO_MAGICLINKS)
+    resolve = (
+        _RESOLVE_IN_ROOT | _RESOLVE_NO_MAGICLINKS
+        if links
+        else _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
+    )
+    how = _OpenHow(flags, 0, resolve)
     fd = libc.syscall(
         ctypes.c_long(_SYS_OPENAT2[platform.machine()]),
         ctypes.c_int(dirfd),
@@ -89,8 +97,9 @@ def _has_openat2() -> bool:
     return _openat2_works
 
 
-def _walk_open(rootfd: int, rel: str, flags: int) -> int:
-    """Open `rel` under rootfd following links by hand, never above the root (O_NOFOLLOW walk)."""
+def _walk_open(rootfd: int, rel: str, flags: int, links: bool = True) -> int:
+    """Open `rel` under rootfd following links by hand, never above the root (O_NOFOLLOW walk);
+    with links=False any symlink on the way is refused (ELOOP)."""
     parts = [p for p in rel.split("/") if p and p != "."]
     stack: list[int] = []  # fds of the directories below the root we are in
     hops = 0
@@ -99,6 +108,8 @@ def _walk_open(rootfd: int, rel: str, flags: int) -> int:
             part = parts.pop(0)
             here = stack[-1] if stack else rootfd
             if part == "..":
+                if not links:
+                    raise OSError(errno.EXDEV, "`..` is not allowed here", rel)
                 if stack:
                     os.close(stack.pop())
                 continue
@@ -110,6 +121,8 @@ def _walk_open(rootfd: int, rel: str, flags: int) -> int:
             st = os.fstat(fd)
             if stat.S_ISLNK(st.st_mode):
                 os.close(fd)
+                if not links:
+                    raise OSError(errno.ELOOP, "a symbolic link is in the way", rel)
                 hops += 1
                 if hops > MAX_HOPS:
                     raise OSError(errno.ELOOP, "too many levels of symbolic links", rel)
@@ -135,23 +148,24 @@ def _walk_open(rootfd: int, rel: str, flags: int) -> int:
             os.close(fd)
 
 
-def open_in_root(root: str, path: str, flags: int = os.O_RDONLY) -> int:
-    """An fd of node path `path` resolved inside `root` (no link leads out), opened O_NONBLOCK."""
+def open_in_root(root: str, path: str, flags: int = os.O_RDONLY, links: bool = True) -> int:
+    """An fd of node path `path` resolved inside `root` (no link leads out), opened O_NONBLOCK;
+    links=False refuses any symlink on the way (bundles hold no links)."""
     # openat2 refuses O_PATH with other flags than O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC
     flags |= os.O_CLOEXEC if flags & _O_PATH else os.O_NONBLOCK | os.O_CLOEXEC
     rel = path.lstrip("/") or "."
     rootfd = os.open(root or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         if _has_openat2():
-            return _openat2(rootfd, rel, flags)
-        return _walk_open(rootfd, rel, flags)
+            return _openat2(rootfd, rel, flags, links)
+        return _walk_open(rootfd, rel, flags, links)
     finally:
         os.close(rootfd)
 
 
-def read_bytes(root: str, path: str, limit: int) -> bytes:
+def read_bytes(root: str, path: str, limit: int, links: bool = True) -> bytes:
     """Up to limit+1 bytes of a regular file inside root (the caller sees truncation)."""
-    fd = open_in_root(root, path)
+    fd = open_in_root(root, path, links=links)
     _require_regular(fd, path)
     with os.fdopen(fd, "rb") as fh:
         return _read_upto(fh, limit + 1)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import posixpath
 import shutil
+import stat
 import tarfile
 import tempfile
 import threading
@@ -23,6 +25,7 @@ from ascend_audit.host.base import (
     ProcessInfo,
     StatInfo,
 )
+from ascend_audit.host.safe_io import kind_of, open_in_root, open_regular, read_bytes
 from ascend_audit.redact import redact_text
 
 FORMAT = "ascend-audit-snapshot"
@@ -31,6 +34,7 @@ MANIFEST = "manifest.json"
 MAX_BUNDLE_BYTES = 8 * 1024**3  # unpacked size refused beyond this (a decompression bomb)
 MAX_RATIO = 200  # unpacked / packed, for bundles over 64 MiB unpacked
 NOT_RECORDED = "not recorded in the snapshot"
+MEMBER_CAP = 512 * 1024**2  # bytes of one recorded answer read back
 
 
 class SnapshotError(Exception):
@@ -110,13 +114,37 @@ def load_manifest(root: str, origin: str) -> dict[str, Any]:
     for rel in _referenced_files(manifest):
         if not _safe_member_name(rel):
             raise SnapshotError(f"{origin}: manifest refers to {rel!r} outside the bundle")
-        full = os.path.join(root, rel)
         inputs = (manifest.get("inputs") or {}).values()
-        if os.path.islink(full) or not (
-            os.path.isfile(full) or (rel in inputs and os.path.isdir(full))
-        ):
-            raise SnapshotError(f"{origin}: manifest lists {rel!r}, which the bundle does not hold")
+        why = _member_problem(root, rel, dir_ok=rel in inputs)
+        if why:
+            raise SnapshotError(f"{origin}: manifest lists {rel!r}, which {why}")
     return manifest
+
+
+def _member_problem(root: str, rel: str, dir_ok: bool) -> str | None:
+    """Why a bundle member is not a plain file (or, for inputs, a folder of plain files)
+    reached without any symlink, or None."""
+    try:
+        fd = open_in_root(root, rel, links=False)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "the bundle does not hold as a plain file: a symbolic link is on its path"
+        return "the bundle does not hold"
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISREG(mode):
+        return None
+    if not (dir_ok and stat.S_ISDIR(mode)):
+        return "the bundle does not hold as a plain file"
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, rel), followlinks=False):
+        for name in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                inner = os.path.relpath(os.path.join(dirpath, name), root)
+                return f"holds {inner!r}, a link or special file (bundles hold plain files only)"
+    return None
 
 
 def _is_str_or_none(v: Any) -> bool:
@@ -246,8 +274,11 @@ class SnapshotHost(Host):
     def _read_member(self, rel: str | None) -> str:
         if not rel:
             return ""
-        with open(os.path.join(self.root, rel), "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace")
+        try:
+            data = read_bytes(self.root, rel, MEMBER_CAP, links=False)
+        except OSError as exc:
+            raise SnapshotError(f"{self.bundle}: {rel}: {exc.strerror}") from None
+        return data[:MEMBER_CAP].decode("utf-8", errors="replace")
 
     def run_many(
         self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
@@ -503,8 +534,11 @@ class RecordingHost(Host):
                 rel = "files/" + path.lstrip("/")
                 files[path] = {"content": put(rel, fr.text), "truncated": fr.truncated}
         inputs: dict[str, str | None] = {}
+        notes: dict[str, list[str]] = {}
         for i, (orig, local) in enumerate(sorted(self.inputs.items())):
-            inputs[orig] = _copy_input(local, root, f"inputs/{i:03d}") if local else None
+            notes[orig] = []
+            copied = _copy_input(local, root, f"inputs/{i:03d}", notes[orig]) if local else None
+            inputs[orig] = copied
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -524,6 +558,7 @@ class RecordingHost(Host):
             "which": dict(sorted(self.whiches.items())),
             "udev": self.udevs,
             "inputs": inputs,
+            "input_notes": {k: v for k, v in notes.items() if v},
             "cached_facts": dict(sorted(self.cached.items())),
             "process_identities": {
                 str(k): v.to_dict() for k, v in sorted(self.identities.items()) if v is not None
@@ -534,16 +569,36 @@ class RecordingHost(Host):
         self.inner.close()
 
 
-def _copy_input(local: str, root: str, rel_dir: str) -> str:
-    """Copy a user input (file or directory of plain files) into the bundle; returns its path."""
+def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = None) -> str:
+    """Copy a user input (file or directory of plain files) into the bundle; returns its path.
+
+    Inside a directory nothing is followed: symbolic links (and FIFOs, sockets, devices) are
+    left out with a note, so a link out of the trace, or a loop, copies nothing."""
     name = os.path.basename(os.path.normpath(local)) or "input"
     rel = f"{rel_dir}/{name}"
     dest = os.path.join(root, rel)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
+    notes = notes if notes is not None else []
     if os.path.isdir(local):
-        shutil.copytree(
-            local, dest, symlinks=False, ignore_dangling_symlinks=True, copy_function=_copy_redacted
-        )
+        for dirpath, dirnames, filenames in os.walk(local, followlinks=False):
+            out_dir = os.path.join(dest, os.path.relpath(dirpath, local))
+            os.makedirs(out_dir, exist_ok=True)
+            dirnames.sort()
+            for entry in sorted(dirnames + filenames):
+                full = os.path.join(dirpath, entry)
+                st = os.lstat(full)
+                shown = os.path.relpath(full, local)
+                if stat.S_ISLNK(st.st_mode):
+                    notes.append(f"{shown}: symbolic link to {os.readlink(full)!r} left out")
+                    if entry in dirnames:
+                        dirnames.remove(entry)
+                elif stat.S_ISREG(st.st_mode):
+                    try:
+                        _copy_redacted(full, os.path.join(out_dir, entry))
+                    except OSError as exc:
+                        notes.append(f"{shown}: not copied ({exc.strerror})")
+                elif not stat.S_ISDIR(st.st_mode):
+                    notes.append(f"{shown}: {kind_of(st.st_mode)} left out")
     else:
         _copy_redacted(local, dest)
     return rel
@@ -554,7 +609,7 @@ def _copy_redacted(src: str, dst: str, block: int = 1 << 20) -> str:
 
     Streams in blocks cut at a newline, so memory stays bounded for multi-GB traces and logs;
     bytes that are not UTF-8 pass through unchanged (surrogateescape)."""
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
+    with open_regular(src) as fin, open(dst, "wb") as fout:
         carry = b""
         while True:
             chunk = fin.read(block)
