@@ -120,6 +120,42 @@ def _common_inputs(fn: Any) -> Any:
     return fn
 
 
+_FILE_INPUTS = (
+    ("--serving-log", "serving_logs"),
+    ("--serving-config", "serving_configs"),
+    ("--bench-result", "bench_results"),
+    ("--rank-table", "rank_table"),
+    ("--weights-manifest", "weights_manifest"),
+    ("--policy", "policy"),
+)
+
+
+def _preflight_inputs(opts: dict[str, Any]) -> None:
+    """Refuse, before the audit starts, inputs that cannot be read without blocking: a FIFO,
+    socket or device given as a file, or a --trace that does not exist (exit 2 naming it)."""
+    import stat
+
+    def values(key: str) -> list[str]:
+        v = opts.get(key)
+        return [] if not v else [v] if isinstance(v, str) else list(v)
+
+    for flag, key in (*_FILE_INPUTS, ("--trace", "traces"), ("--model-dir", "model_dir")):
+        for path in values(key):
+            try:
+                mode = os.stat(path).st_mode  # stat never opens, so a FIFO cannot block it
+            except FileNotFoundError:
+                if key == "traces":
+                    raise UsageError(f"--trace: {path}: no such file or directory") from None
+                continue
+            except OSError as exc:
+                raise UsageError(f"{flag}: {path}: {exc.strerror}") from None
+            if stat.S_ISREG(mode) or (stat.S_ISDIR(mode) and key in ("traces", "model_dir")):
+                continue
+            from ascend_audit.safe_io import kind_of
+
+            raise UsageError(f"{flag}: {path} is {kind_of(mode)}, not a regular file")
+
+
 def _load_policy(path: str | None, fallback_text: str | None = None) -> Any:
     from ascend_audit.policy import PolicyError, load_policy, parse_policy
 
@@ -327,6 +363,8 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     )
     if opts.get("preset"):
         opts["policy"] = _preset_policy(opts["preset"], opts.get("policy"))
+    if not opts.get("snapshot"):
+        _preflight_inputs(opts)
     if opts.get("snapshot"):
         try:
             host = SnapshotHost(opts["snapshot"])

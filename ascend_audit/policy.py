@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_audit.model import LAYERS
+from ascend_audit.safe_io import open_regular
 
 try:
     import tomllib
@@ -143,6 +144,7 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
     },
 }
 WAIVER_KEYS = {"check", "reason", "expires"}
+POLICY_CAP = 4 * 1024 * 1024  # bytes of a policy file read; a policy is a few KiB
 
 
 @dataclass(frozen=True)
@@ -308,8 +310,8 @@ def load_policy(path: str | None) -> Policy:
     if not path:
         return default_policy()
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        with open_regular(path) as fh:
+            raw = fh.read(POLICY_CAP)
     except OSError as exc:
         raise PolicyError(f"{path}: cannot read policy file ({exc.strerror})") from None
     try:

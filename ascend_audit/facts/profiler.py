@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ascend_audit.safe_io import open_regular
+
 __all__ = [
     "AiCpuOp",
     "KernelSummary",
@@ -375,7 +377,7 @@ class _Layout:
 def _read_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
     """First CSV record of a file, or (None, problem)."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(1 << 16)
     except OSError as exc:
         return None, f"cannot read {path}: {exc.strerror or exc}"
@@ -931,7 +933,7 @@ def _line_chunks(p: Path) -> Iterator[memoryview]:
     malformed rather than misread.
     """
     buf = bytearray(CHUNK_BYTES)
-    with p.open("rb") as fh:
+    with open_regular(p) as fh:
         head = fh.readline(MAX_LINE_BYTES)
         if not head.endswith(b"\n"):
             return
@@ -976,7 +978,7 @@ def _summarize_csv(p: Path, layout: _Layout, acc: _Acc) -> None:
             for v in buf.values():
                 v.clear()
 
-    with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+    with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
         lines = (line.replace("\x00", "") for line in fh)
         reader = csv.reader(lines)
         first = True
@@ -1115,7 +1117,7 @@ def parse_op_statistic(path: str | os.PathLike[str]) -> OpStatistic:
         merged: dict[tuple[str, str], list[float]] = {}
         problems: list[str] = []
         bad = 0
-        with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+        with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
             reader = csv.reader(line.replace("\x00", "") for line in fh)
             next(reader, None)
             while True:
@@ -1203,7 +1205,7 @@ def summarize_trace_view(path: str | os.PathLike[str]) -> TraceViewSummary:
         last_name = ""
         first_char = b""
         last_char = b""
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             carry = b""
             while True:
                 chunk = fh.read(_CHUNK)

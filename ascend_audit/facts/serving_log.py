@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ascend_audit.safe_io import open_regular
+
 __all__ = [
     "MAX_LINE_CHARS",
     "LogHit",
@@ -148,7 +150,7 @@ class ServingLogFacts:
 
 def read_text_lines(path: str) -> Iterable[tuple[int, str]]:
     """Yield (lineno, text) from a file, decoded leniently, each line capped at MAX_LINE_CHARS."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         lineno = 0
         while True:
             raw = fh.readline(MAX_LINE_CHARS * 4 + 1)

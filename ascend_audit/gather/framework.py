@@ -15,6 +15,7 @@ from typing import Any
 from ascend_audit.context import Context, gatherer
 from ascend_audit.host.base import CommandResult, ProcessIdentity, ProcessInfo
 from ascend_audit.model import Evidence, Outcome, error, skip
+from ascend_audit.safe_io import open_regular
 
 CONFIG_CAP = 16 * 1024 * 1024
 BENCH_CAP = 64 * 1024 * 1024
@@ -216,7 +217,7 @@ def _read_input(ctx: Context, path: str, cap: int) -> tuple[str | None, str | No
     if local is None:
         return None, f"{path}: no such file"
     try:
-        with open(local, "rb") as fh:
+        with open_regular(local) as fh:
             data = fh.read(cap + 1)
     except OSError as exc:
         return None, f"{path}: cannot read ({exc.strerror or type(exc).__name__})"

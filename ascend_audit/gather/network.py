@@ -14,6 +14,7 @@ from typing import Any
 from ascend_audit.context import Context, gatherer
 from ascend_audit.host.base import CommandResult, FileRead
 from ascend_audit.model import Evidence
+from ascend_audit.safe_io import open_regular
 
 HCCN_TOOL = "hccn_tool"
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
@@ -245,7 +246,7 @@ def rank_table(ctx: Context) -> RankTableInput:
             error = "no such file"
         else:
             try:
-                with open(local, "rb") as fh:
+                with open_regular(local) as fh:
                     text = fh.read(64 * 1024 * 1024).decode("utf-8", errors="replace")
             except OSError as exc:
                 error = exc.strerror or type(exc).__name__

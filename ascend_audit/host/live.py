@@ -26,13 +26,13 @@ from ascend_audit.host.base import (
     StatInfo,
     parse_proc_status,
 )
-from ascend_audit.host.safe_io import (
+from ascend_audit.redact import redact_argv, redact_env
+from ascend_audit.safe_io import (
     listdir_in_root,
     read_bytes,
     readlink_in_root,
     stat_in_root,
 )
-from ascend_audit.redact import redact_argv, redact_env
 
 MAX_WORKERS = 16
 SERVING_MARKERS = ("vllm", "mindie", "mindieservice")

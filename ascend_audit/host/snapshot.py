@@ -25,8 +25,8 @@ from ascend_audit.host.base import (
     ProcessInfo,
     StatInfo,
 )
-from ascend_audit.host.safe_io import kind_of, open_in_root, open_regular, read_bytes
 from ascend_audit.redact import redact_text
+from ascend_audit.safe_io import kind_of, open_in_root, open_regular, read_bytes
 
 FORMAT = "ascend-audit-snapshot"
 FORMAT_VERSION = 1

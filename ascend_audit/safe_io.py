@@ -159,6 +159,10 @@ def open_in_root(root: str, path: str, flags: int = os.O_RDONLY, links: bool = T
         if _has_openat2():
             return _openat2(rootfd, rel, flags, links)
         return _walk_open(rootfd, rel, flags, links)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket (or a FIFO opened for writing) cannot be opened
+            raise NotRegularFile(errno.EINVAL, "not a regular file (a socket)", path) from None
+        raise
     finally:
         os.close(rootfd)
 
@@ -205,7 +209,12 @@ def open_regular(path: str, mode: str = "rb", **kwargs: object) -> IO:
     directory raises NotRegularFile naming the path. Use instead of open() for every input."""
     if any(c in mode for c in "wax+"):
         raise ValueError("open_regular only reads")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise NotRegularFile(errno.EINVAL, "not a regular file (a socket)", path) from None
+        raise
     try:
         _require_regular(fd, path)
     except NotRegularFile:
