@@ -388,6 +388,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
 
     colour = None if not opts.get("no_color") and "NO_COLOR" not in os.environ else False
     verbosity = -1 if opts.get("quiet") else (1 if opts.get("verbose") else 0)
+    from ascend_audit import progress as byte_bars
+
+    byte_bars.configure(quiet=bool(opts.get("quiet")))
     progress = TerminalProgress(colour=colour, verbosity=verbosity)
     ctx = Context(host, policy, inputs)
     # collect records every layer's questions, even those a failing layer blocks.
@@ -639,9 +642,13 @@ def weights_manifest_cmd(
     import json
 
     from ascend_audit.facts.weights import write_manifest
+    from ascend_audit.progress import byte_progress, tree_bytes
     from ascend_audit.reports.json_report import write_atomic
 
-    manifest = write_manifest(model_dir, block_size=block_size, samples=samples, full=full)
+    with byte_progress("hashing weights", tree_bytes(model_dir) if full else None) as advance:
+        manifest = write_manifest(
+            model_dir, block_size=block_size, samples=samples, full=full, progress=advance
+        )
     text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     if output == "-":
         click.echo(text, nl=False)

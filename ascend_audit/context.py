@@ -5,22 +5,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
+from ascend_audit.facts.keys import FactKey
 from ascend_audit.host.base import Host
 from ascend_audit.policy import Policy
 
+T = TypeVar("T")
 Gatherer = Callable[["Context"], Any]
 _GATHERERS: dict[str, tuple[Gatherer, str, tuple[tuple[str, ...], ...]]] = {}
 
 
-def gatherer(
-    name: str, layer: str, commands: tuple[tuple[str, ...], ...] = ()
-) -> Callable[[Gatherer], Gatherer]:
-    """Register how a fact is gathered from the host; `commands` are prefetched concurrently."""
+def _name(key: FactKey[Any] | str) -> str:
+    return key.name if isinstance(key, FactKey) else key
 
-    def mark(fn: Gatherer) -> Gatherer:
-        _GATHERERS[name] = (fn, layer, commands)
+
+def gatherer(
+    key: FactKey[T] | str, layer: str, commands: tuple[tuple[str, ...], ...] = ()
+) -> Callable[[Callable[[Context], T]], Callable[[Context], T]]:
+    """Register how a fact is gathered from the host; `commands` are prefetched concurrently.
+
+    Register by typed key (`@gatherer(TOPOLOGY, "driver")`); a plain string name still works.
+    """
+
+    def mark(fn: Callable[[Context], T]) -> Callable[[Context], T]:
+        _GATHERERS[_name(key)] = (fn, layer, commands)
         return fn
 
     return mark
@@ -100,8 +109,16 @@ class Context:
     def timeout(self) -> float:
         return float(self.policy.get("audit.command_timeout", 10.0))
 
-    def fact(self, name: str) -> Any:
-        """The named fact, gathered on first use; a gatherer's exception propagates to the check."""
+    @overload
+    def fact(self, key: FactKey[T]) -> T: ...
+
+    @overload
+    def fact(self, key: str) -> Any: ...
+
+    def fact(self, key: FactKey[Any] | str) -> Any:
+        """A fact by typed key (or by name), gathered on first use; a gatherer's exception
+        propagates to the check."""
+        name = _name(key)
         with self._lock:
             if name in self._facts:
                 return self._facts[name]

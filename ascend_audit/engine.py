@@ -67,7 +67,7 @@ def _scrub(value: Any) -> Any:
             k: MASK if isinstance(v, str) and v and is_secret_name(str(k)) else _scrub(v)
             for k, v in value.items()
         }
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_scrub(v) for v in value]
     return value
 

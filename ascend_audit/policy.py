@@ -50,13 +50,13 @@ def _nonneg_int(v: Any) -> int:
 
 
 def _pos_num(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
         raise ValueError("expected a number > 0")
     return float(v)
 
 
 def _fraction(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
         raise ValueError("expected a fraction between 0 and 1 (5 % is 0.05)")
     return float(v)
 

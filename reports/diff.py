@@ -61,7 +61,7 @@ def shape_problem(data: dict[str, Any]) -> str | None:
         return "duration_ms is not a number"
     for key in ("tool", "host"):
         for k, v in (data.get(key) or {}).items():
-            if not isinstance(v, str | int | float | type(None)):
+            if not isinstance(v, (str, int, float, type(None))):
                 return f"{key}.{k} is not a scalar"
     layers, results = data.get("layers") or [], data.get("results") or []
     if not isinstance(layers, list) or not isinstance(results, list):

@@ -33,10 +33,7 @@ def _node_names(reports: list[tuple[str, Report]]) -> list[str]:
     """Hostnames, disambiguated by file name when two reports share one."""
     hosts = [r.host.get("hostname") or os.path.basename(p) for p, r in reports]
     dup = {h for h, n in Counter(hosts).items() if n > 1}
-    return [
-        f"{h} ({os.path.basename(p)})" if h in dup else h
-        for h, (p, _) in zip(hosts, reports, strict=True)
-    ]
+    return [f"{h} ({os.path.basename(p)})" if h in dup else h for h, (p, _) in zip(hosts, reports)]
 
 
 def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
@@ -56,7 +53,7 @@ def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
                 check_ids.append(r.id)
                 titles[r.id] = r.title
     nodes = []
-    for name, (path, rep) in zip(names, reports, strict=True):
+    for name, (path, rep) in zip(names, reports):
         versions = flatten_versions(rep.inventory.get("versions"))
         nodes.append(
             {

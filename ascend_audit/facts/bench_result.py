@@ -81,7 +81,7 @@ class BenchResult:
 def _num(v: Any, key: str, problems: list[str]) -> float | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | float):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
         if isinstance(v, str):
             try:
                 f = float(v)
@@ -138,7 +138,7 @@ def _load(text: str) -> tuple[Any, int, list[str]]:
 def parse_bench_result(text: str, source: str) -> BenchResult:
     """Parse the JSON that `vllm bench serve --save-result` writes; never raises."""
     src = str(source)
-    if isinstance(text, bytes | bytearray):
+    if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
     if not isinstance(text, str) or not text.strip():
         return BenchResult(source=src, problems=("empty benchmark result",))

@@ -38,10 +38,10 @@ def to_jsonable(obj: Any) -> Any:
     """A fact dataclass (nested dataclasses, tuples, dicts, dates) as JSON-serialisable data."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, list | tuple):
+    if isinstance(obj, (list, tuple)):
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, datetime | date):
+    if isinstance(obj, (datetime, date)):
         return obj.isoformat()
     return obj

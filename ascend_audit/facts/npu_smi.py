@@ -312,7 +312,7 @@ def _read_metrics(
     values = _metric_values(cell)
     if len(values) != len(keys):
         probs.add(f"line {lineno}: expected {len(keys)} values in {cell!r}, got {len(values)}")
-    return {k: v for k, v in zip(keys, values, strict=False) if k}
+    return {k: v for k, v in zip(keys, values) if k}
 
 
 def _build_chip(
@@ -955,7 +955,7 @@ def parse_mapping(text: str) -> NpuMapping:
         name = " ".join(words[k : len(words) - after])
         vals: dict[str, Any] = {"chip_name": name}
         bad = False
-        for c, v in zip(cols[:k] + cols[k + 1 :], before_vals + after_vals, strict=False):
+        for c, v in zip(cols[:k] + cols[k + 1 :], before_vals + after_vals):
             iv = _to_int(v)
             if iv is None and v not in _NA:
                 bad = True
@@ -1114,7 +1114,7 @@ def parse_topo(text: str) -> NpuTopo:
         if len(cells) < len(cols):
             probs.add(f"line {n}: expected {len(cols)} link cells for NPU{npu}, got {len(cells)}")
         row_ids.append(npu)
-        for col, kind in zip(cols, cells, strict=False):
+        for col, kind in zip(cols, cells):
             links[(npu, col)] = kind
         if has_affinity:
             if len(cells) > len(cols):

@@ -320,7 +320,7 @@ def parse_probe_output(
 
 
 def _text(v: str | bytes | None) -> str:
-    if isinstance(v, bytes | bytearray):
+    if isinstance(v, (bytes, bytearray)):
         return bytes(v).decode("utf-8", errors="replace")
     return v if isinstance(v, str) else ""
 

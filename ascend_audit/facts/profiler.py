@@ -678,7 +678,7 @@ def _absorb_batch(acc: _Acc, cols: Mapping[str, Any], n: int) -> None:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             vals = cleaned.to_pylist()
             conv = [_to_float(v) for v in vals]
-            bad = sum(1 for v, c in zip(vals, conv, strict=True) if v is not None and c is None)
+            bad = sum(1 for v, c in zip(vals, conv) if v is not None and c is None)
             acc.bad_dur += bad
             acc.missing_dur -= bad
             dur = pa.array(conv, pa.float64())
@@ -731,7 +731,6 @@ def _absorb_batch(acc: _Acc, cols: Mapping[str, Any], n: int) -> None:
         grouped["x"].to_pylist(),
         grouped["d_sum"].to_pylist(),
         grouped["d_count"].to_pylist(),
-        strict=True,
     ):
         acc.add_group(core_vocab[c], type_vocab[t], bool(x), int(k), float(s or 0.0))
 
@@ -758,7 +757,6 @@ def _absorb_batch(acc: _Acc, cols: Mapping[str, Any], n: int) -> None:
                 g["shapes"].to_pylist(),
                 g["d_sum"].to_pylist(),
                 g["d_count"].to_pylist(),
-                strict=True,
             ):
                 op_type = type_vocab[t]
                 acc.add_aicpu(

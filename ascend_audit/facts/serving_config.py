@@ -192,13 +192,13 @@ def _jsonable(obj: Any, budget: list[int], depth: int = 0) -> Any:
     budget[0] -= 1
     if budget[0] < 0 or depth > _MAX_DEPTH:
         raise ValueError("structure too large or too deep")
-    if obj is None or isinstance(obj, bool | int | str):
+    if obj is None or isinstance(obj, (bool, int, str)):
         return obj
     if isinstance(obj, float):
         return obj if obj == obj and obj not in (float("inf"), float("-inf")) else str(obj)
     if isinstance(obj, Mapping):
         return {str(k): _jsonable(v, budget, depth + 1) for k, v in obj.items()}
-    if isinstance(obj, list | tuple | set | frozenset):
+    if isinstance(obj, (list, tuple, set, frozenset)):
         return [_jsonable(v, budget, depth + 1) for v in obj]
     return str(obj)
 
@@ -259,7 +259,7 @@ def _as_int(v: Any) -> int | None:
 def _as_float(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
-    if isinstance(v, int | float):
+    if isinstance(v, (int, float)):
         return float(v)
     if isinstance(v, str):
         s = _scalar(v)
@@ -279,7 +279,7 @@ def _as_bool(v: Any) -> bool | None:
 
 
 def _as_str(v: Any) -> str | None:
-    if v is None or isinstance(v, dict | list):
+    if v is None or isinstance(v, (dict, list)):
         return None
     return str(v)
 
@@ -395,7 +395,9 @@ class _Builder:
             value = loaded
         if value is None:
             return None
-        if key in ("additional_config", "compilation_config") and not isinstance(value, dict | int):
+        if key in ("additional_config", "compilation_config") and not isinstance(
+            value, (dict, int)
+        ):
             self.problems.append(f"{key}: expected a JSON object, got {type(value).__name__}")
             return None
         return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 from ascend_audit.safe_io import open_regular
 
@@ -22,7 +22,7 @@ _EXCERPT = 400  # evidence text kept per hit; a window around the match on long 
 _HITS_PER_SIGNAL = 16  # first N-1 kept, the last slot always holds the newest hit
 _MAX_PROBLEMS = 100
 
-Scalar = str | int | float | bool | None
+Scalar = Union[str, int, float, bool, None]
 
 
 @dataclass(frozen=True)
@@ -793,7 +793,7 @@ class _Scan:
 
         def f(key: str) -> float | None:
             x = v.get(key)
-            return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+            return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
         def i(key: str) -> int | None:
             x = v.get(key)
@@ -866,7 +866,7 @@ def scan_serving_log(lines: Iterable[tuple[int, str]], source: str) -> ServingLo
                 lines_read += 1
                 continue
             lines_read += 1
-            if isinstance(text, bytes | bytearray):
+            if isinstance(text, (bytes, bytearray)):
                 text = bytes(text[: MAX_LINE_CHARS * 4]).decode("utf-8", errors="replace")
             elif not isinstance(text, str):
                 scan.problem(f"line {lineno}: not text ({type(text).__name__})")

@@ -9,11 +9,14 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ascend_audit.facts.common import Problems as _Problems
 from ascend_audit.facts.common import to_jsonable as _jsonable
 from ascend_audit.safe_io import open_regular
+
+if TYPE_CHECKING:
+    from ascend_audit.progress import ByteProgress
 
 __all__ = [
     "DTYPE_BITS",
@@ -392,7 +395,7 @@ def sample_blocks(
         return []
 
 
-def _full_hash(path: str) -> tuple[str, int]:
+def _full_hash(path: str, progress: ByteProgress | None = None) -> tuple[str, int]:
     h = hashlib.sha256()
     n = 0
     with open_regular(path) as f:
@@ -402,6 +405,8 @@ def _full_hash(path: str) -> tuple[str, int]:
                 break
             h.update(b)
             n += len(b)
+            if progress:
+                progress(len(b))
     return h.hexdigest(), n
 
 
@@ -424,8 +429,11 @@ def write_manifest(
     block_size: int = 1024 * 1024,
     samples: int = 8,
     full: bool = False,
+    progress: ByteProgress | None = None,
 ) -> dict[str, Any]:
-    """Manifest of a model directory: sizes, safetensors header hashes, sampled block hashes."""
+    """Manifest of a model directory: sizes, safetensors header hashes, sampled block hashes.
+
+    PROGRESS (see ascend_audit.progress) is fed the bytes of each full hash as they are read."""
     t0 = time.perf_counter()
     base = Path(model_dir)
     files: dict[str, Any] = {}
@@ -449,7 +457,7 @@ def write_manifest(
             read += n
             entry["blocks"] = [[o, d] for o, d in blocks]
             if full:
-                entry["sha256"], n = _full_hash(str(p))
+                entry["sha256"], n = _full_hash(str(p), progress)
                 read += n
         except OSError as exc:
             problems.append(f"{rel}: cannot read: {exc.strerror or exc}")
@@ -494,19 +502,25 @@ class ManifestCheck:
 
 
 def verify_manifest(
-    model_dir: str | os.PathLike[str], manifest: Mapping[str, Any]
+    model_dir: str | os.PathLike[str],
+    manifest: Mapping[str, Any],
+    progress: ByteProgress | None = None,
 ) -> ManifestCheck:
-    """Compare a model directory with a manifest from write_manifest; never raises."""
+    """Compare a model directory with a manifest from write_manifest; never raises.
+
+    PROGRESS (see ascend_audit.progress) is fed the bytes of each full hash as they are read."""
     t0 = time.perf_counter()
     try:
-        return _verify(Path(model_dir), manifest, t0)
+        return _verify(Path(model_dir), manifest, t0, progress)
     except Exception as exc:  # pragma: no cover - last line of defence
         secs = time.perf_counter() - t0
         msg = f"internal error {type(exc).__name__}: {exc}"[:300]
         return ManifestCheck(0, (), (), (), (), 0, secs, None, (msg,))
 
 
-def _verify(base: Path, manifest: Any, t0: float) -> ManifestCheck:
+def _verify(
+    base: Path, manifest: Any, t0: float, progress: ByteProgress | None = None
+) -> ManifestCheck:
     findings = _Problems()
     probs = _Problems()
     files = manifest.get("files") if isinstance(manifest, Mapping) else None
@@ -564,7 +578,7 @@ def _verify(base: Path, manifest: Any, t0: float) -> ManifestCheck:
                         bad = True
                         break
             if isinstance(want.get("sha256"), str):
-                digest, n = _full_hash(str(p))
+                digest, n = _full_hash(str(p), progress)
                 read += n
                 if digest != want["sha256"]:
                     findings.add(f"{rel}: full sha256 differs")

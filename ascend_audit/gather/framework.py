@@ -9,12 +9,23 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.host.base import CommandResult, ProcessIdentity, ProcessInfo
-from ascend_audit.model import Evidence, Outcome, error, skip
+from ascend_audit.facts.framework_inputs import (
+    BENCH_RESULTS,
+    PROBE,
+    SERVING_CONFIGS,
+    SERVING_LOGS,
+    BenchInput,
+    ConfigInput,
+    LogInput,
+    ProbeRun,
+    ServingConfigs,
+    first,
+    kv_tokens,
+)
+from ascend_audit.host.base import ProcessInfo
 from ascend_audit.safe_io import open_regular
 
 CONFIG_CAP = 16 * 1024 * 1024
@@ -23,72 +34,6 @@ GARBAGE_SAMPLE = 1024 * 1024  # characters of a log sampled for binary garbage
 GARBAGE_SHARE = 0.10
 MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
 _BAD_CHARS = frozenset("\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27)))
-
-
-# ---------------------------------------------------------------------------------------------
-# facts
-
-
-@dataclass(frozen=True)
-class ProbeRun:
-    """The probe of the serving interpreter: which one, why, how it ran and what it said."""
-
-    python: str | None
-    origin: str  # "--python" | "process 123 (…)" | ""
-    result: CommandResult | None = None
-    facts: Any = None  # ProbeFacts when the probe ran
-    timeout: float = 0.0
-    refused: str = ""  # why a serving process's interpreter was not probed
-    identity: ProcessIdentity | None = None  # whom the probe ran as (None: the auditor)
-
-    @property
-    def source(self) -> str:
-        return f"{self.python} (probe)"
-
-
-@dataclass(frozen=True)
-class ConfigInput:
-    """One serving configuration: a --serving-config file or a running process's argv."""
-
-    path: str
-    config: Any = None  # ServingConfig
-    error: str | None = None  # unreadable or malformed: nothing could be judged from it
-    pid: int | None = None
-
-
-@dataclass(frozen=True)
-class ServingConfigs:
-    """Every serving configuration found, and the serving processes they came from."""
-
-    inputs: tuple[ConfigInput, ...] = ()
-    processes: tuple[ProcessInfo, ...] = ()
-
-    @property
-    def configs(self) -> list[Any]:
-        return [i.config for i in self.inputs if i.config is not None and i.error is None]
-
-    @property
-    def errors(self) -> list[ConfigInput]:
-        return [i for i in self.inputs if i.error]
-
-
-@dataclass(frozen=True)
-class LogInput:
-    """One serving log, scanned once."""
-
-    path: str
-    facts: Any = None  # ServingLogFacts
-    error: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class BenchInput:
-    """One benchmark result file."""
-
-    path: str
-    result: Any = None  # BenchResult
-    error: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,7 +66,7 @@ def probe_argv(python: str, deep: bool) -> list[str]:
     return [python, "-I", "-B", "-c", PROBE_SCRIPT, *(["--deep"] if deep else [])]
 
 
-@gatherer("probe", "framework")
+@gatherer(PROBE, "framework")
 def probe(ctx: Context) -> ProbeRun:
     """Run the probe in `--python`, else in the verified interpreter of a running serving
     process, as that process's user (see gather/interpreter.py)."""
@@ -145,66 +90,6 @@ def probe(ctx: Context) -> ProbeRun:
     res = ctx.host.run_as(probe_argv(python, ctx.inputs.deep), timeout, identity, env)
     facts = parse_probe_output(res.stdout, res.stderr, res.rc, res.status == "timeout")
     return ProbeRun(python, origin, res, facts, timeout, identity=identity)
-
-
-def probe_problem(run: ProbeRun) -> str | None:
-    """Why the probe gave nothing to judge (hung, not Python, not found), or None."""
-    res, facts = run.result, run.facts
-    if res is None:
-        return None
-    if res.status == "timeout":
-        return (
-            f"the probe of {run.python} did not finish within {run.timeout:g} s "
-            "(the interpreter hung, or an import blocked)"
-        )
-    if res.status == "missing":
-        return f"{run.python} cannot be executed (no such file)"
-    if res.status in ("error", "signal"):
-        return f"the probe of {run.python} could not run: {res.describe()}"
-    if res.rc in (126, 127) and not (facts and facts.ran):
-        return f"{run.python} cannot be executed (exit {res.rc}: {res.stderr.strip()[:200]})"
-    if facts is None or not facts.ran:
-        why = "; ".join(facts.problems[:2]) if facts is not None else "no output"
-        return f"{run.python} did not answer the probe like a Python interpreter: {why}"
-    return None
-
-
-def probe_evidence(run: ProbeRun) -> Evidence:
-    """The probe's answer: versions, the torch_npu import outcome, and deep device facts."""
-    res, f = run.result, run.facts
-    values: dict[str, Any] = {"python": run.python, "origin": run.origin}
-    if run.identity is not None:
-        values["run_as"] = {"uid": run.identity.uid, "gid": run.identity.gid}
-    if res is not None:
-        values.update(status=res.status, rc=res.rc, duration_ms=round(res.duration_ms, 1))
-    if f is None or not f.ran:
-        text = ((res.stdout or "")[-1500:] + "\n" + (res.stderr or "")[-1500:]) if res else ""
-        return Evidence("probe", run.source, text.strip(), values)
-    lines = [f"python {f.python_version} ({f.executable})"]
-    lines += [f"{k} {v}" for k, v in f.packages if v]
-    lines.append(f"import torch_npu: {f.torch_npu_status}")
-    if f.import_error:
-        lines.append(f.import_error[:600])
-    if f.deep:
-        lines.append(f"devices: {f.device_count} {list(f.device_names)}")
-        for i, mem in enumerate(f.mem_info):
-            if mem:
-                lines.append(f"npu {i}: {mem[0] / 2**30:.1f} GiB free of {mem[1] / 2**30:.1f} GiB")
-    values.update(
-        packages=dict(f.packages),
-        torch_npu_status=f.torch_npu_status,
-        missing_library=f.missing_library,
-        torch_cuda=f.torch_cuda,
-    )
-    if f.deep:
-        values.update(
-            device_count=f.device_count,
-            device_names=list(f.device_names),
-            mem_info=[list(m) if m else None for m in f.mem_info],
-            cann_version=f.cann_version,
-            driver_version=f.driver_version,
-        )
-    return Evidence("probe", run.source, "\n".join(lines), values)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,7 +159,7 @@ def _process_config(ctx: Context, proc: ProcessInfo, kind: str) -> ConfigInput:
     return ConfigInput(src, None, None, proc.pid)
 
 
-@gatherer("serving_configs", "framework")
+@gatherer(SERVING_CONFIGS, "framework")
 def serving_configs(ctx: Context) -> ServingConfigs:
     """--serving-config files plus the command lines (and MindIE config) of serving processes."""
     inputs: list[ConfigInput] = []
@@ -316,7 +201,7 @@ class _GarbageMeter:
         return self.seen > 0 and self.bad / self.seen > GARBAGE_SHARE
 
 
-@gatherer("serving_logs", "framework")
+@gatherer(SERVING_LOGS, "framework")
 def serving_logs(ctx: Context) -> list[LogInput]:
     """Each --serving-log streamed once through the scanner, in bounded memory."""
     from ascend_audit.facts.serving_log import read_text_lines, scan_serving_log
@@ -351,7 +236,7 @@ def serving_logs(ctx: Context) -> list[LogInput]:
 # benchmark results
 
 
-@gatherer("bench_results", "framework")
+@gatherer(BENCH_RESULTS, "framework")
 def bench_results(ctx: Context) -> list[BenchInput]:
     """Each --bench-result parsed (vllm bench serve --save-result JSON or JSON lines)."""
     from ascend_audit.facts.bench_result import parse_bench_result
@@ -366,150 +251,6 @@ def bench_results(ctx: Context) -> list[BenchInput]:
         bad = res.completed is None
         out.append(BenchInput(path, res, "; ".join(res.problems[:2]) if bad else None))
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers for the checks
-
-
-def no_evidence(ctx: Context) -> str | None:
-    """The reason the framework layer has nothing to judge, or None when there is evidence."""
-    if (
-        ctx.inputs.python
-        or ctx.inputs.serving_configs
-        or ctx.inputs.serving_logs
-        or ctx.inputs.bench_results
-    ):
-        return None
-    if ctx.fact("serving_configs").processes or ctx.fact("probe").python:
-        return None
-    return (
-        "no framework evidence: no running vLLM / MindIE process, and no --python, "
-        "--serving-config, --serving-log or --bench-result given"
-    )
-
-
-def where(source: str, lineno: int | None) -> str:
-    """`path:lineno` (or just the path when the line is unknown)."""
-    return f"{source}:{lineno}" if lineno else source
-
-
-def item_evidence(item: Any, **values: Any) -> Evidence:
-    """Evidence of one config item: `file:line` (or `process N cmdline:argv-index`)."""
-    return Evidence(
-        "config", where(item.source, item.lineno), item.text, {item.key: item.value, **values}
-    )
-
-
-def hit_evidence(hit: Any, **values: Any) -> Evidence:
-    """Evidence of one log hit: `log:line` and the line text."""
-    return Evidence(
-        "log", where(hit.source, hit.lineno), hit.text, {hit.signal: hit.value, **values}
-    )
-
-
-def input_errors(ctx: Context, *kinds: str) -> list[Evidence]:
-    """Evidence for each unreadable input of the given kinds (configs, logs, bench)."""
-    out: list[Evidence] = []
-    if "configs" in kinds:
-        out += [
-            Evidence("config", i.path, i.error or "") for i in ctx.fact("serving_configs").errors
-        ]
-    if "logs" in kinds:
-        out += [Evidence("log", i.path, i.error or "") for i in ctx.fact("serving_logs") if i.error]
-    if "bench" in kinds:
-        out += [
-            Evidence("file", i.path, i.error or "") for i in ctx.fact("bench_results") if i.error
-        ]
-    return out
-
-
-def cannot_judge(ctx: Context) -> Outcome | None:
-    """SKIP when the layer has no evidence, ERROR when a serving config or log is unreadable."""
-    reason = no_evidence(ctx)
-    if reason:
-        return skip(reason)
-    bad = input_errors(ctx, "configs", "logs")
-    if bad:
-        return error(f"serving input unreadable: {bad[0].excerpt}", bad)
-    return None
-
-
-def logs(ctx: Context) -> list[Any]:
-    """ServingLogFacts of every readable log."""
-    return [i.facts for i in ctx.fact("serving_logs") if i.facts is not None and not i.error]
-
-
-def configs(ctx: Context) -> list[Any]:
-    """Every readable ServingConfig (files and processes)."""
-    return ctx.fact("serving_configs").configs
-
-
-def optional_fact(ctx: Context, name: str) -> Any:
-    """A driver-layer fact when this run can gather it, else None (framework-only, snapshots)."""
-    try:
-        return ctx.fact(name)
-    except Exception:
-        return None
-
-
-def first(values: Iterable[Any]) -> Any:
-    """The first value that is not None."""
-    return next((v for v in values if v is not None), None)
-
-
-def engine_of(ctx: Context) -> str | None:
-    """'vllm' or 'mindie' from configs, logs and the probe's packages."""
-    for cfg in configs(ctx):
-        if cfg.engine:
-            return cfg.engine
-    for f in logs(ctx):
-        if f.engine:
-            return "mindie" if f.engine == "mindie" else "vllm"
-    run = ctx.fact("probe")
-    if run.facts is not None and run.facts.ran:
-        if run.facts.package("vllm"):
-            return "vllm"
-        if run.facts.package("mindie") or run.facts.package("mindie_llm"):
-            return "mindie"
-    return None
-
-
-def serving_env(ctx: Context) -> list[tuple[str, str, str]]:
-    """(name, value, where) for serving env vars from processes and configs."""
-    out: list[tuple[str, str, str]] = []
-    for inp in ctx.fact("serving_configs").inputs:
-        cfg = inp.config
-        if cfg is None:
-            continue
-        src = f"process {inp.pid} environ" if inp.pid else f"{inp.path} environ"
-        out += [(k, v, src) for k, v in cfg.env.items()]
-    return list(dict.fromkeys(out))
-
-
-def graph_summary(ctx: Context) -> str:
-    """'graph', 'eager', 'mixed' or 'unknown': the logs' verdict, else the configs' request."""
-    modes = [f.graph_mode for f in logs(ctx) if f.graph_mode != "unknown"]
-    if modes:
-        return modes[-1]
-    for cfg in configs(ctx):
-        if cfg.engine != "vllm":
-            continue
-        if cfg.enforce_eager or cfg.cudagraph_mode == "NONE":
-            return "eager"
-        return "graph"
-    return "unknown"
-
-
-def kv_tokens(f: Any) -> int | None:
-    """KV-cache capacity in tokens from a log: V1 line, else blocks × block size, or concurrency."""
-    if f.kv_cache_tokens is not None:
-        return f.kv_cache_tokens
-    if f.npu_blocks is not None and f.block_size:
-        return f.npu_blocks * f.block_size
-    if f.max_concurrency is not None and f.max_concurrency_tokens:
-        return int(f.max_concurrency * f.max_concurrency_tokens)
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,3 +312,30 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     if fw:
         inv["framework"] = fw
     return inv
+
+
+_MOVED_TO_CHECKS = (
+    "probe_problem",
+    "probe_evidence",
+    "no_evidence",
+    "where",
+    "item_evidence",
+    "hit_evidence",
+    "input_errors",
+    "cannot_judge",
+    "logs",
+    "configs",
+    "optional_fact",
+    "engine_of",
+    "serving_env",
+    "graph_summary",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Names that moved to checks/framework/inputs.py (issue 15); kept for this round's branches."""
+    if name in _MOVED_TO_CHECKS:
+        from ascend_audit.checks.framework import inputs
+
+        return getattr(inputs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.host.base import CommandResult, FileRead
-from ascend_audit.model import Evidence
+from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI
+from ascend_audit.facts.network import (
+    LOCAL_ADDRESSES,
+    NETWORK,
+    RANK_TABLE,
+    SERVING_ENV,
+    LocalAddresses,
+    NetworkScan,
+    RankTableInput,
+    ServingEnv,
+)
+from ascend_audit.host.base import CommandResult
 from ascend_audit.safe_io import open_regular
 
 HCCN_TOOL = "hccn_tool"
@@ -40,48 +49,6 @@ def _parser(sub: str) -> Any:
     }[sub]
 
 
-@dataclass(frozen=True)
-class NetworkScan:
-    """hccn_tool answers per device and subcommand, parsed, with /etc/hccn.conf beside them."""
-
-    tool: str | None  # argv[0] used, None when hccn_tool is not on this node
-    devices: tuple[int, ...]
-    device_source: str  # "npu-smi" | "/dev/davinci*" | ""
-    results: dict[tuple[int, str], CommandResult] = field(default_factory=dict)
-    parsed: dict[str, dict[int, Any]] = field(default_factory=dict)  # sub -> device -> fact
-    conf: Any = None  # HccnConf | None
-    conf_read: FileRead | None = None
-
-    def get(self, sub: str, device: int) -> Any:
-        """The parsed answer of one device to one subcommand (None when it gave none)."""
-        return self.parsed.get(sub, {}).get(device)
-
-    def result(self, sub: str, device: int) -> CommandResult | None:
-        return self.results.get((device, sub))
-
-    def evidence(self, sub: str, lines: dict[int, str] | None = None, **values: Any) -> Evidence:
-        """One evidence item for a subcommand over all devices: a line per device."""
-        out = []
-        for d in self.devices:
-            res = self.result(sub, d)
-            if lines is not None and d in lines:
-                text = lines[d]
-            elif res is None:
-                text = "(not run)"
-            else:
-                raw = (res.stdout.strip() or res.stderr.strip() or res.describe()).splitlines()
-                text = " | ".join(x.strip() for x in raw[:3]) + (" | …" if len(raw) > 3 else "")
-            out.append(f"device {d}: {text}")
-        devs = _span(self.devices)
-        return Evidence("command", f"{self.tool} -i {devs} -{sub} -g", "\n".join(out), values)
-
-
-def _span(devices: tuple[int, ...]) -> str:
-    if devices and devices == tuple(range(devices[0], devices[-1] + 1)):
-        return f"{{{devices[0]}..{devices[-1]}}}"
-    return "{" + ",".join(str(d) for d in devices) + "}"
-
-
 def hccn_tool_argv0(ctx: Context) -> str | None:
     """`hccn_tool` when on PATH; the driver's fixed path on a live root filesystem; else None."""
     if ctx.host.which(HCCN_TOOL):
@@ -94,7 +61,7 @@ def hccn_tool_argv0(ctx: Context) -> str | None:
 def device_ids(ctx: Context) -> tuple[tuple[int, ...], str]:
     """Physical device indices hccn_tool takes, and where they came from."""
     try:
-        run = ctx.fact("npu_smi")
+        run = ctx.fact(NPU_SMI)
         chips = run.info.chips if run.info is not None else ()
     except Exception:
         chips = ()
@@ -109,7 +76,7 @@ def device_ids(ctx: Context) -> tuple[tuple[int, ...], str]:
             return tuple(sorted(per_npu)), "npu-smi"
         return tuple(range(len(chips))), "npu-smi"
     try:
-        davinci = tuple(ctx.fact("dev_nodes").davinci_indices)
+        davinci = tuple(ctx.fact(DEV_NODES).davinci_indices)
     except Exception:
         davinci = ()
     return (tuple(sorted(davinci)), "/dev/davinci*") if davinci else ((), "")
@@ -125,7 +92,7 @@ def _one(sub: str, res: CommandResult, device: int) -> Any:
     return dataclasses.replace(items[0], device=device)
 
 
-@gatherer("network", "driver")
+@gatherer(NETWORK, "driver")
 def network(ctx: Context) -> NetworkScan:
     """Every device x subcommand in one concurrent batch, each call with its own timeout."""
     from ascend_audit.facts.hccn import parse_hccn_conf
@@ -138,7 +105,7 @@ def network(ctx: Context) -> NetworkScan:
         return NetworkScan(tool, devices, source, conf=conf, conf_read=conf_read)
     keys = [(d, s) for d in devices for s in SUBS]
     argvs = [[tool, "-i", str(d), f"-{s}", "-g"] for d, s in keys]
-    results = dict(zip(keys, ctx.host.run_many(argvs, ctx.timeout), strict=True))
+    results = dict(zip(keys, ctx.host.run_many(argvs, ctx.timeout)))
     parsed: dict[str, dict[int, Any]] = {s: {} for s in SUBS}
     for (d, s), res in results.items():
         if res.status in ("ok", "nonzero"):
@@ -148,16 +115,7 @@ def network(ctx: Context) -> NetworkScan:
     return NetworkScan(tool, devices, source, results, parsed, conf, conf_read)
 
 
-@dataclass(frozen=True)
-class LocalAddresses:
-    """IPv4 addresses this node owns (from /proc/net/fib_trie, sysroot-aware), and the hostname."""
-
-    addresses: tuple[str, ...]
-    hostname: str | None
-    read_ok: bool
-
-
-@gatherer("local_addresses", "driver")
+@gatherer(LOCAL_ADDRESSES, "driver")
 def local_addresses(ctx: Context) -> LocalAddresses:
     """Local IPv4 addresses: `/32 host LOCAL` entries of /proc/net/fib_trie; /etc/hostname."""
     fib = ctx.host.read_text("/proc/net/fib_trie")
@@ -201,16 +159,7 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
 RANK_TABLE_VARS = ("RANK_TABLE_FILE", "RANKTABLEFILE", "DISAGGREGATED_PREFILL_RANK_TABLE_PATH")
 
 
-@dataclass(frozen=True)
-class ServingEnv:
-    """Environment the service runs with: a serving process's environ, else the audit's own."""
-
-    env: dict[str, str]
-    origin: str  # "process 123 (vllm serve …)" | "the audit's environment"
-    pid: int | None = None
-
-
-@gatherer("serving_env", "driver")
+@gatherer(SERVING_ENV, "driver")
 def serving_env(ctx: Context) -> ServingEnv:
     """The first serving process's environment (its serving-relevant keys); else host.env()."""
     from ascend_audit.gather.framework import serving_processes
@@ -223,18 +172,7 @@ def serving_env(ctx: Context) -> ServingEnv:
     return ServingEnv(ctx.host.env(), "the audit's environment")
 
 
-@dataclass(frozen=True)
-class RankTableInput:
-    """The rank table to judge: where it came from, its text, and the parsed table."""
-
-    path: str | None
-    origin: str  # "--rank-table" | "RANK_TABLE_FILE in process 12 (…)" | ""
-    text: str | None = None
-    error: str | None = None
-    table: Any = None  # RankTable
-
-
-@gatherer("rank_table", "driver")
+@gatherer(RANK_TABLE, "driver")
 def rank_table(ctx: Context) -> RankTableInput:
     """--rank-table (a user input), else RANK_TABLE_FILE & co. of the service (a node path)."""
     from ascend_audit.facts.rank_table import parse_rank_table
@@ -251,7 +189,7 @@ def rank_table(ctx: Context) -> RankTableInput:
             except OSError as exc:
                 error = exc.strerror or type(exc).__name__
     else:
-        senv = ctx.fact("serving_env")
+        senv = ctx.fact(SERVING_ENV)
         var = next((v for v in RANK_TABLE_VARS if senv.env.get(v)), None)
         if var is None:
             return RankTableInput(None, "")

@@ -6,71 +6,24 @@ import contextlib
 import dataclasses
 import posixpath
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.facts.mounts import MountTable, StorageLocation
+from ascend_audit.facts.mounts import MountTable
+from ascend_audit.facts.storage import (
+    MOUNTS,
+    NVME,
+    WEIGHTS_STORAGE,
+    Mounts,
+    NvmeScan,
+    WeightsPath,
+    WeightsStorage,
+)
 from ascend_audit.facts.sysfs import NvmeInventory, parse_numa_node, parse_nvme_address
 from ascend_audit.host.base import FileRead, ProcessInfo
 
 MINDIE_CONFIG = "conf/config.json"
 MINDIE_DEFAULT_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
-
-
-@dataclass(frozen=True)
-class NvmeScan:
-    """The NVMe inventory and how its controllers were read: `udev` or `sysfs`."""
-
-    inventory: NvmeInventory
-    via: str
-
-
-@dataclass(frozen=True)
-class Mounts:
-    """The mount table as read, and the file it came from (with its read result)."""
-
-    table: MountTable
-    read: FileRead
-
-
-@dataclass(frozen=True)
-class WeightsPath:
-    """The weights directory to judge and who named it (policy, a process, a serving config)."""
-
-    path: str | None
-    origin: str  # "policy driver.weights_path" | "process 123 (vllm serve …)" | "" when none
-    pid: int | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class WeightsStorage:
-    """Where the weights path lives, with the NVMe-oF controllers and paths behind it."""
-
-    weights: WeightsPath
-    exists: bool | None
-    location: StorageLocation | None
-    mounts: Mounts | None
-    nvme_via: str = "sysfs"
-
-    def controllers(self, nvme: NvmeInventory | None) -> list[dict[str, Any]]:
-        """The NVMe controllers behind the weights, with transport, address and state."""
-        if self.location is None or nvme is None:
-            return []
-        out = []
-        for name in self.location.nvme_controllers:
-            c = nvme.controller(name)
-            out.append(
-                {
-                    "name": name,
-                    "transport": c.transport if c else None,
-                    "address": c.address if c else None,
-                    "state": c.state if c else dict(self.location.controller_states).get(name),
-                    "subsysnqn": c.subsysnqn if c else None,
-                }
-            )
-        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -109,7 +62,7 @@ def _udev_overlay(inv: NvmeInventory, devices: list[dict[str, Any]]) -> NvmeInve
     return dataclasses.replace(inv, controllers=tuple(controllers), problems=tuple(problems))
 
 
-@gatherer("nvme", "driver")
+@gatherer(NVME, "driver")
 def nvme(ctx: Context) -> NvmeScan:
     """NVMe controllers, subsystems, namespaces, paths; controller state from udev if usable."""
     from ascend_audit.facts.sysfs import collect_nvme
@@ -145,7 +98,7 @@ def read_mounts(ctx: Context, pid: int | None = None) -> Mounts:
     return Mounts(MountTable((), "none", (f"{own} and /proc/mounts unreadable",)), last or res)
 
 
-@gatherer("mounts", "driver")
+@gatherer(MOUNTS, "driver")
 def mounts(ctx: Context) -> Mounts:
     """The auditor's mount table (/proc/self/mountinfo, else /proc/mounts)."""
     return read_mounts(ctx)
@@ -232,16 +185,16 @@ def find_weights_path(ctx: Context) -> WeightsPath:
     return WeightsPath(None, "", note=note)
 
 
-@gatherer("weights_storage", "driver")
+@gatherer(WEIGHTS_STORAGE, "driver")
 def weights_storage(ctx: Context) -> WeightsStorage:
     """Which filesystem and device hold the weights: NVMe-oF, local NVMe, NFS, other."""
     from ascend_audit.facts.mounts import classify_path
 
     weights = find_weights_path(ctx)
-    scan = ctx.fact("nvme")
+    scan = ctx.fact(NVME)
     if weights.path is None:
         return WeightsStorage(weights, None, None, None, scan.via)
-    table = read_mounts(ctx, weights.pid) if weights.pid else ctx.fact("mounts")
+    table = read_mounts(ctx, weights.pid) if weights.pid else ctx.fact(MOUNTS)
     location = classify_path(weights.path, table.table, ctx.host, scan.inventory)
     return WeightsStorage(weights, ctx.host.exists(weights.path), location, table, scan.via)
 

@@ -3,77 +3,17 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.host.base import FileRead, Host
+from ascend_audit.facts.version_files import VERSION_FILES, VersionFile, VersionFiles
+from ascend_audit.host.base import Host
 
 ASCEND_HOME = "/usr/local/Ascend"
 INSTALL_INFO = "/etc/ascend_install.info"
 ARCHES = ("aarch64", "x86_64")
 TOOLKIT_NAME = "ascend_toolkit_install.info"
 NNAE_NAME = "ascend_nnae_install.info"
-
-
-@dataclass(frozen=True)
-class VersionFile:
-    """One version file: where it was looked for, what reading it gave, and what it says."""
-
-    path: str
-    read: FileRead
-    parsed: Any = None  # the facts.versions dataclass, None when the file was not read
-
-    @property
-    def present(self) -> bool:
-        """The file was read."""
-        return self.read.ok
-
-    @property
-    def missing(self) -> bool:
-        """The file does not exist (as opposed to existing but unreadable)."""
-        err = (self.read.error or "").lower()
-        return not self.read.ok and ("no such file" in err or "not found" in err or not err)
-
-    def evidence(self) -> Any:
-        """File evidence with the parsed fields."""
-        values = self.parsed.to_dict() if self.parsed is not None else {}
-        return self.read.evidence(**values)
-
-
-@dataclass(frozen=True)
-class VersionFiles:
-    """What the node's version files say about its driver, firmware and CANN."""
-
-    driver: VersionFile
-    firmware: VersionFile
-    toolkits: tuple[VersionFile, ...] = ()
-    nnae: tuple[VersionFile, ...] = ()
-    install_info: VersionFile | None = None
-    searched: tuple[str, ...] = ()  # CANN locations looked at
-
-    @property
-    def toolkit(self) -> VersionFile | None:
-        """The CANN toolkit in use: the newest one found (nnae when there is no toolkit)."""
-        from ascend_audit.facts.versions import parse_version
-
-        found = [t for t in self.toolkits if t.parsed and t.parsed.version] or [
-            t for t in self.nnae if t.parsed and t.parsed.version
-        ]
-        return max(found, key=lambda t: parse_version(t.parsed.version), default=None)
-
-    @property
-    def driver_version(self) -> str | None:
-        return self.driver.parsed.version if self.driver.parsed else None
-
-    @property
-    def firmware_version(self) -> str | None:
-        return self.firmware.parsed.version if self.firmware.parsed else None
-
-    @property
-    def cann_version(self) -> str | None:
-        tk = self.toolkit
-        return tk.parsed.version if tk else None
 
 
 def _read(host: Host, path: str, parser: Any) -> VersionFile:
@@ -117,7 +57,7 @@ def _cann_files(host: Host, name: str, roots: tuple[str, ...], parser: Any) -> l
     return found
 
 
-@gatherer("version_files", "driver")
+@gatherer(VERSION_FILES, "driver")
 def version_files(ctx: Context) -> VersionFiles:
     from ascend_audit.facts.versions import (
         parse_ascend_install_info,

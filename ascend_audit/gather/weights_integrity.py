@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
+from ascend_audit.facts.framework_inputs import WEIGHTS_INTEGRITY
 from ascend_audit.safe_io import open_regular
 
 INDEX = "model.safetensors.index.json"
@@ -48,9 +49,23 @@ def _manifest(ctx: Context, local_dir: str) -> tuple[str | None, Any, str | None
         return given or path, None, f"unreadable manifest: {exc}"[:300]
 
 
+def _full_hash_bytes(manifest: Any) -> int | None:
+    """Bytes a manifest asks to hash completely (its files with a full sha256), for progress."""
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict):
+        return None
+    sizes = [
+        w.get("size")
+        for w in files.values()
+        if isinstance(w, dict) and isinstance(w.get("sha256"), str)
+    ]
+    return sum(s for s in sizes if isinstance(s, int) and not isinstance(s, bool) and s > 0)
+
+
 def compute(ctx: Context, local_dir: str, verify: bool) -> dict[str, Any]:
     """Index + headers (+ sampled hashes): bounded memory, headers and blocks only."""
     from ascend_audit.facts.weights import check_index, read_safetensors_header, verify_manifest
+    from ascend_audit.progress import byte_progress
 
     t0 = time.perf_counter()
     if not os.path.isdir(local_dir):
@@ -83,7 +98,8 @@ def compute(ctx: Context, local_dir: str, verify: bool) -> dict[str, Any]:
         out["manifest"] = path
         out["manifest_error"] = err
         if manifest is not None:
-            check = verify_manifest(local_dir, manifest)
+            with byte_progress("verifying weights", _full_hash_bytes(manifest)) as advance:
+                check = verify_manifest(local_dir, manifest, advance)
             d = check.to_dict()
             d["extra"] = [e for e in d["extra"] if e != MANIFEST_NAME]
             d["findings"] = [f for f in d["findings"] if not f.startswith(MANIFEST_NAME + ":")]
@@ -95,7 +111,7 @@ def compute(ctx: Context, local_dir: str, verify: bool) -> dict[str, Any]:
     return out
 
 
-@gatherer("weights_integrity", "framework")
+@gatherer(WEIGHTS_INTEGRITY, "framework")
 def weights_integrity(ctx: Context) -> dict[str, Any]:
     """The model directory's integrity result, computed live or replayed from a snapshot."""
     path, origin, local = model_dir(ctx)

@@ -355,7 +355,7 @@ class LiveHost(Host):
                 with ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd") as pool:
                     done = list(pool.map(lambda a: self._run_one(a, t), todo))
             with self._lock:
-                self._cache.update(zip(todo, done, strict=True))
+                self._cache.update(zip(todo, done))
         with self._lock:
             return [self._cache[a] for a in wanted]
 

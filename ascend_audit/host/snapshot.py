@@ -385,7 +385,7 @@ class RecordingHost(Host):
     ) -> list[CommandResult]:
         results = self.inner.run_many(argvs, timeout)
         with self._lock:
-            for argv, res in zip(argvs, results, strict=True):
+            for argv, res in zip(argvs, results):
                 self.commands[tuple(argv)] = res
         return results
 

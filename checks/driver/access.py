@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
+from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI
 from ascend_audit.model import Evidence, Outcome, Status, fail, passed, skip, warn
 from ascend_audit.registry import check
+
+from .npu_absent import NO_NPU, no_npu_at_all
 
 _RANK = (Status.FAIL, Status.WARN)
 CONTAINER_NOTE = (
@@ -187,8 +189,8 @@ def _dev_evidence(dev: Any) -> Evidence:
 def device_access(ctx: Context) -> Outcome:
     if no_npu_at_all(ctx):
         return skip(f"{NO_NPU} (DRV-NPU-001): no device node to open")
-    dev = ctx.fact("dev_nodes")
-    info = ctx.fact("npu_smi").info
+    dev = ctx.fact(DEV_NODES)
+    info = ctx.fact(NPU_SMI).info
     chips = info.chip_count if info is not None else 0
     user = resolve_user(ctx)
     evidence = [_dev_evidence(dev), Evidence("config", "service user", user.name, user.to_dict())]

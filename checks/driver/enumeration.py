@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
+from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI, PCI
 from ascend_audit.facts.npu_smi import NpuSmiInfo
-from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
 from ascend_audit.model import Evidence, Outcome, fail, passed, warn
 from ascend_audit.registry import check
+
+from .npu_absent import NO_NPU, no_npu_at_all
 
 
 def _absent_everywhere(ctx: Context) -> Outcome | None:
@@ -16,7 +18,7 @@ def _absent_everywhere(ctx: Context) -> Outcome | None:
     return fail(
         NO_NPU,
         [
-            ctx.fact("npu_smi").result.evidence(),
+            ctx.fact(NPU_SMI).result.evidence(),
             Evidence("file", "/sys/bus/pci/devices", "no function with an Ascend device id"),
             Evidence("file", "/dev", "no davinci device nodes", {"davinci": []}),
         ],
@@ -30,7 +32,7 @@ def npu_enumeration(ctx: Context) -> Outcome:
     absent = _absent_everywhere(ctx)
     if absent:
         return absent
-    run = ctx.fact("npu_smi")
+    run = ctx.fact(NPU_SMI)
     res = run.result
     if res.status == "timeout":
         return fail(f"npu-smi hung: {res.describe()}", [res.evidence()])
@@ -64,7 +66,7 @@ def npu_enumeration(ctx: Context) -> Outcome:
 def _cross_check(ctx: Context, info: NpuSmiInfo, evidence: list[Evidence]) -> list[Outcome]:
     """PCI functions, /dev/davinciN and npu-smi chips must tell the same story."""
     out: list[Outcome] = []
-    pci, dev = ctx.fact("pci"), ctx.fact("dev_nodes")
+    pci, dev = ctx.fact(PCI), ctx.fact(DEV_NODES)
     pci_chips = sum(n.chips for n in pci.npus if not n.virtual_function)
     dev_ids = dev.davinci_indices
     evidence.append(

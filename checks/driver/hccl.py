@@ -5,6 +5,8 @@ from __future__ import annotations
 import ipaddress
 
 from ascend_audit.context import Context
+from ascend_audit.facts.driver_scan import PCI
+from ascend_audit.facts.network import LOCAL_ADDRESSES, SERVING_ENV
 from ascend_audit.model import Evidence, Outcome, fail, warn, worst
 from ascend_audit.policy import Policy
 from ascend_audit.registry import check
@@ -51,7 +53,7 @@ def _nic(ctx: Context, env: dict[str, str]) -> list[Outcome]:
         except ValueError:
             out.append(fail(f"HCCL_IF_IP={if_ip!r} is not an IP address"))
         else:
-            local = ctx.fact("local_addresses")
+            local = ctx.fact(LOCAL_ADDRESSES)
             if local.addresses and if_ip.strip() not in local.addresses:
                 out.append(
                     fail(
@@ -75,7 +77,7 @@ def interfaces(ctx: Context) -> dict[str, str | None]:
     """Host NICs and their operstate: the pci fact's net interfaces, else /sys/class/net."""
     found: dict[str, str | None] = {}
     try:
-        for n in ctx.fact("pci").net_interfaces:
+        for n in ctx.fact(PCI).net_interfaces:
             found[n.name] = n.operstate
     except Exception:
         pass
@@ -111,7 +113,7 @@ def _ifnames(ctx: Context, spec: str) -> list[Outcome]:
 
 @check("DRV-HCCL-001")
 def hccl_settings(ctx: Context) -> Outcome:
-    senv = ctx.fact("serving_env")
+    senv = ctx.fact(SERVING_ENV)
     env = senv.env
     findings = _timeouts(env, ctx.policy) + _nic(ctx, env)
     raw = env.get("HCCL_BUFFSIZE")

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.driver import NO_NPU, no_npu_at_all
+from ascend_audit.facts.driver_scan import NPU_SMI
+from ascend_audit.facts.npu_details import NPU_BOARDS
 from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed, skip
 from ascend_audit.registry import check
+
+from .npu_absent import NO_NPU, no_npu_at_all
 
 _ORDER = (Status.PASS, Status.WARN, Status.FAIL)
 _RANK = (Status.FAIL, Status.ERROR, Status.WARN)
@@ -61,14 +64,14 @@ def _worth_showing(run: Any) -> bool:
 def npu_health(ctx: Context) -> Outcome:
     if no_npu_at_all(ctx):
         return skip(f"{NO_NPU} (DRV-NPU-001): no chip to judge")
-    run = ctx.fact("npu_smi")
+    run = ctx.fact(NPU_SMI)
     info = run.info
     if info is None or not info.chips:
         return error(
             f"could not judge NPU health: npu-smi gave no table ({run.result.describe()})",
             [run.result.evidence()],
         )
-    boards = ctx.fact("npu_boards")
+    boards = ctx.fact(NPU_BOARDS)
     table = {f"NPU {c.npu_id} chip {c.chip_id}": c.health for c in info.chips}
     evidence: list[Evidence] = [run.result.evidence(health=table)]
     evidence += [h.evidence() for h in boards.health if _worth_showing(h)]

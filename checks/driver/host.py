@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
-from ascend_audit.facts.sysfs import format_cpulist
-from ascend_audit.gather.host_tuning import (
+from ascend_audit.facts.driver_scan import NPU_SMI, PCI
+from ascend_audit.facts.host_tuning import (
+    HOST_TUNING,
     UNLIMITED,
     HostTuning,
     meminfo_kb,
@@ -13,6 +14,8 @@ from ascend_audit.gather.host_tuning import (
     thp_mode,
     virtual_machine,
 )
+from ascend_audit.facts.sysfs import format_cpulist
+from ascend_audit.facts.topology import NUMA
 from ascend_audit.model import Evidence, Outcome, passed, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -33,7 +36,7 @@ def _unread(t: HostTuning, paths: tuple[str, ...]) -> list[str]:
 
 @check("DRV-HOST-001")
 def cpu_and_platform(ctx: Context) -> Outcome:
-    t = ctx.fact("host_tuning")
+    t = ctx.fact(HOST_TUNING)
     paths = (
         "/sys/class/dmi/id/sys_vendor",
         "/sys/class/dmi/id/product_name",
@@ -84,7 +87,7 @@ def cpu_and_platform(ctx: Context) -> Outcome:
 
 @check("DRV-HOST-002")
 def memory_settings(ctx: Context) -> Outcome:
-    t = ctx.fact("host_tuning")
+    t = ctx.fact(HOST_TUNING)
     paths = (
         "/sys/kernel/mm/transparent_hugepage/enabled",
         "/proc/sys/kernel/numa_balancing",
@@ -154,7 +157,7 @@ def _show(v: int | None, unit: str = "") -> str:
 
 @check("DRV-HOST-003")
 def service_limits(ctx: Context) -> Outcome:
-    lim = ctx.fact("host_tuning").limits
+    lim = ctx.fact(HOST_TUNING).limits
     if lim is None:
         return skip(
             "could not read /proc/<pid>/limits (no serving process) or /etc/security/limits.conf"
@@ -196,7 +199,7 @@ def service_limits(ctx: Context) -> Outcome:
 
 def npu_nodes(ctx: Context, devices: list[int]) -> dict[int, int | None]:
     """NUMA node of each device index (ASCEND_RT_VISIBLE_DEVICES ids) via npu-smi bus ids + PCI."""
-    run, pci = ctx.fact("npu_smi"), ctx.fact("pci")
+    run, pci = ctx.fact(NPU_SMI), ctx.fact(PCI)
     chips = run.info.chips if run.info is not None else ()
     by_bdf = {n.bdf.lower(): n.numa_node for n in pci.npus}
     out: dict[int, int | None] = {}
@@ -212,20 +215,20 @@ def npu_nodes(ctx: Context, devices: list[int]) -> dict[int, int | None]:
 
 @check("DRV-HOST-004")
 def serving_affinity(ctx: Context) -> Outcome:
-    t = ctx.fact("host_tuning")
+    t = ctx.fact(HOST_TUNING)
     proc = t.process
     if proc is None:
         return skip("no serving process running: nothing to compare CPU affinity against")
     if not proc.cpu_affinity:
         return skip(f"CPU affinity of process {proc.pid} unreadable")
     vis = proc.environ.get("ASCEND_RT_VISIBLE_DEVICES", "")
-    numa = ctx.fact("numa")
+    numa = ctx.fact(NUMA)
     try:
         devices = [int(x) for x in vis.split(",") if x.strip()] if vis else None
     except ValueError:
         devices = None
     if devices is None:
-        info = ctx.fact("npu_smi").info
+        info = ctx.fact(NPU_SMI).info
         chips = info.chips if info is not None else ()
         devices = sorted({c.logic_id if c.logic_id is not None else c.npu_id for c in chips})
     nodes = npu_nodes(ctx, devices)

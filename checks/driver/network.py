@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
-from ascend_audit.gather.network import NetworkScan
+from ascend_audit.facts.network import NETWORK, NetworkScan
 from ascend_audit.model import Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -22,7 +22,7 @@ HEALTH_MEANING = {
 
 def _scan_or_skip(ctx: Context) -> tuple[object, Outcome | None]:
     """The network scan, or the SKIP that says why nothing could be asked."""
-    net = ctx.fact("network")
+    net = ctx.fact(NETWORK)
     if net.tool is None:
         return net, skip(
             "hccn_tool not found (not on PATH, not at /usr/local/Ascend/driver/tools/hccn_tool): "

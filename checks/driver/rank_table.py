@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
+from ascend_audit.facts.network import LOCAL_ADDRESSES, NETWORK, RANK_TABLE, SERVING_ENV
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -22,9 +23,9 @@ def find_local_server(ctx: Context, table: Any, live_ips: dict[int, str]) -> tup
     best = max(scored, key=lambda x: x[0], default=(0, None))
     if best[0]:
         return best[1], f"its device IPs match hccn_tool -ip on {best[0]} device(s)"
-    local = ctx.fact("local_addresses")
+    local = ctx.fact(LOCAL_ADDRESSES)
     addrs = set(local.addresses)
-    if_ip = ctx.fact("serving_env").env.get("HCCL_IF_IP")
+    if_ip = ctx.fact(SERVING_ENV).env.get("HCCL_IF_IP")
     if if_ip:
         addrs.add(if_ip)
     for s in table.servers:
@@ -44,7 +45,7 @@ def find_local_server(ctx: Context, table: Any, live_ips: dict[int, str]) -> tup
 def rank_table(ctx: Context) -> Outcome:
     from ascend_audit.facts.rank_table import problems_of
 
-    rt = ctx.fact("rank_table")
+    rt = ctx.fact(RANK_TABLE)
     if not rt.path:
         return skip("no rank table: pass --rank-table FILE or set RANK_TABLE_FILE for the service")
     src = f"{rt.path} ({rt.origin})"
@@ -67,7 +68,7 @@ def rank_table(ctx: Context) -> Outcome:
     if t.layout in ("invalid", "unknown"):
         return fail(f"rank table {src} is not a rank table: {'; '.join(t.problems[:2])}", ev)
     findings = [fail(p) for p in problems_of(t)[:12]]
-    net = ctx.fact("network")
+    net = ctx.fact(NETWORK)
     live = {d: ip.ipaddr for d in net.devices if (ip := net.get("ip", d)) and ip.ipaddr}
     server, how = find_local_server(ctx, t, live)
     ev.append(Evidence("config", "this node in the rank table", how, {"live_ips": live}))

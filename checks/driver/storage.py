@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
-from ascend_audit.gather.storage import WeightsStorage
+from ascend_audit.facts.storage import WEIGHTS_STORAGE, WeightsStorage
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -43,7 +43,7 @@ def _kind(ctx: Context, ws: WeightsStorage) -> list[Outcome]:
 
 @check("DRV-STOR-001")
 def weights_storage(ctx: Context) -> Outcome:
-    ws: WeightsStorage = ctx.fact("weights_storage")
+    ws: WeightsStorage = ctx.fact(WEIGHTS_STORAGE)
     if ws.weights.path is None:
         why = f" ({ws.weights.note})" if ws.weights.note else ""
         return skip(f"no weights path: set driver.weights_path{why}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ascend_audit.context import Context
 from ascend_audit.facts.sysfs import format_cpulist
-from ascend_audit.gather.topology import Topology
+from ascend_audit.facts.topology import TOPOLOGY, Topology
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -66,7 +66,7 @@ def _numa(topo: Topology) -> list[Outcome]:
 
 @check("DRV-TOPO-001")
 def numa_and_pcie(ctx: Context) -> Outcome:
-    topo: Topology = ctx.fact("topology")
+    topo: Topology = ctx.fact(TOPOLOGY)
     if not topo.npus:
         return skip("no Ascend PCI function visible: nothing to place (see DRV-NPU-001)")
     source = "udev" if topo.via == "udev" else "file"

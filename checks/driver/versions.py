@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
+from ascend_audit.facts.npu_details import NPU_BOARDS
+from ascend_audit.facts.version_files import VERSION_FILES
 from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed, warn
 from ascend_audit.registry import check
 
@@ -116,8 +118,8 @@ def policy_findings(ctx: Context, vf: Any) -> list[Outcome]:
 
 @check("DRV-VER-001")
 def driver_firmware(ctx: Context) -> Outcome:
-    vf = ctx.fact("version_files")
-    boards = ctx.fact("npu_boards")
+    vf = ctx.fact(VERSION_FILES)
+    boards = ctx.fact(NPU_BOARDS)
     evidence = [vf.driver.evidence(), vf.firmware.evidence()]
     evidence += [b.evidence() for b in boards.boards]
     findings = file_findings(vf)
@@ -168,7 +170,7 @@ def toolkit_findings(tk: Any, vf: Any) -> list[Outcome]:
 
 @check("DRV-VER-002")
 def cann_driver(ctx: Context) -> Outcome:
-    vf = ctx.fact("version_files")
+    vf = ctx.fact(VERSION_FILES)
     tk = vf.toolkit
     want = ctx.policy["driver.expected_cann_version"]
     if tk is None:

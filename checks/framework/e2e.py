@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import input_errors
+from ascend_audit.facts.framework_inputs import BENCH_RESULTS
 from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, worst
 from ascend_audit.registry import check
+
+from .inputs import input_errors
 
 # (policy key, BenchResult field, label, unit, higher is better)
 _TARGETS = (
@@ -48,7 +50,7 @@ def _judge(ctx: Context, res: Any) -> Outcome:
 
 @check("FWK-E2E-001")
 def end_to_end_targets(ctx: Context) -> Outcome:
-    inputs = ctx.fact("bench_results")
+    inputs = ctx.fact(BENCH_RESULTS)
     if not inputs:
         return skip("no benchmark result (--bench-result from `vllm bench serve --save-result`)")
     bad = input_errors(ctx, "bench")

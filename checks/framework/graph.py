@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import (
+from ascend_audit.facts.framework_inputs import PROBE
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
+from ascend_audit.registry import check
+
+from .inputs import (
     cannot_judge,
     configs,
     engine_of,
@@ -14,8 +18,6 @@ from ascend_audit.gather.framework import (
     logs,
     serving_env,
 )
-from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
-from ascend_audit.registry import check
 
 _EAGER_FIX = (
     "Drop --enforce-eager and any cudagraph_mode NONE; on vllm-ascend >= 0.12 graph mode "
@@ -96,7 +98,7 @@ def _failures(scans: list[Any]) -> list[Outcome]:
 def _va_version(ctx: Context, scans: list[Any]) -> tuple[int, ...] | None:
     from ascend_audit.facts.compat import base_version
 
-    run = ctx.fact("probe")
+    run = ctx.fact(PROBE)
     ver = run.facts.package("vllm_ascend") if run.facts is not None else None
     ver = ver or next((f.vllm_version for f in scans if f.vllm_version), None)
     return base_version(ver) or None if ver else None

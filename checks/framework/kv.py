@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import (
+from ascend_audit.facts.framework_inputs import kv_tokens
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
+from ascend_audit.registry import check
+
+from .inputs import (
     cannot_judge,
     configs,
     hit_evidence,
     item_evidence,
-    kv_tokens,
     logs,
     serving_env,
 )
-from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
-from ascend_audit.registry import check
 
 _FATAL_KV = {
     "no_kv_memory": "no memory left for the KV cache",

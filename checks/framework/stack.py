@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import (
+from ascend_audit.facts.framework_inputs import PROBE
+from ascend_audit.facts.version_files import VERSION_FILES
+from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, warn, worst
+from ascend_audit.registry import check
+
+from .inputs import (
     hit_evidence,
     logs,
     no_evidence,
@@ -13,8 +18,6 @@ from ascend_audit.gather.framework import (
     probe_evidence,
     probe_problem,
 )
-from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, warn, worst
-from ascend_audit.registry import check
 
 _TABLE_CSV = {
     "torch_npu": "compat_torch_npu.csv",
@@ -83,7 +86,7 @@ def _compat(answer: Any) -> Outcome:
 
 def _versions(ctx: Context, f: Any) -> tuple[str | None, str | None]:
     """CANN and driver versions: the deep probe, else the driver layer's version files."""
-    files = optional_fact(ctx, "version_files")
+    files = optional_fact(ctx, VERSION_FILES)
     cann = f.cann_version or getattr(files, "cann_version", None)
     hdk = f.driver_version or getattr(files, "driver_version", None)
     return cann, hdk
@@ -150,7 +153,7 @@ def stack_compatibility(ctx: Context) -> Outcome:
     reason = no_evidence(ctx)
     if reason:
         return skip(reason)
-    run = ctx.fact("probe")
+    run = ctx.fact(PROBE)
     problem = probe_problem(run)
     if problem:
         return error(problem, [probe_evidence(run)])

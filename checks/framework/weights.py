@@ -6,7 +6,11 @@ import posixpath
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.gather.framework import (
+from ascend_audit.facts.storage import WEIGHTS_STORAGE
+from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
+from ascend_audit.registry import check
+
+from .inputs import (
     cannot_judge,
     configs,
     hit_evidence,
@@ -14,8 +18,6 @@ from ascend_audit.gather.framework import (
     logs,
     optional_fact,
 )
-from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
-from ascend_audit.registry import check
 
 NETWORK_GBPS = 1.0  # a planning figure for one node reading from network storage
 _PT_SUFFIXES = (".bin", ".pt", ".pth")
@@ -26,7 +28,7 @@ def _placement(cfg_items: list[tuple[str, Any, Evidence]]) -> list[Outcome]:
     """cpu offload, dummy weights, CPU device, pt format — from configs and log config lines."""
     out = []
     for key, value, ev in cfg_items:
-        if key == "cpu_offload_gb" and isinstance(value, int | float) and value > 0:
+        if key == "cpu_offload_gb" and isinstance(value, (int, float)) and value > 0:
             out.append(
                 fail(
                     f"--cpu-offload-gb {value:g} ({ev.source}) keeps weights in host memory",
@@ -111,7 +113,7 @@ def _dir_gb(ctx: Context, path: str) -> float | None:
 
 def _network(ctx: Context, scans: list[Any]) -> list[Outcome]:
     """Weights on NFS / Lustre / …: a load-time estimate from their size (driver-layer fact)."""
-    ws = optional_fact(ctx, "weights_storage")
+    ws = optional_fact(ctx, WEIGHTS_STORAGE)
     loc = getattr(ws, "location", None)
     # NVMe-oF is networked too, but it is the fast path the driver layer recommends.
     if loc is None or not getattr(loc, "is_network", False) or loc.kind == "nvme-of":

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
+from ascend_audit.facts.framework_inputs import WEIGHTS_INTEGRITY
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
 
 
 @check("FWK-WGT-002")
 def weights_integrity(ctx: Context) -> Outcome:
-    w = ctx.fact("weights_integrity")
+    w = ctx.fact(WEIGHTS_INTEGRITY)
     if not w.get("path"):
         return skip("no model directory: pass --model-dir DIR or set driver.weights_path")
     where = f"{w['path']} ({w['origin']})"

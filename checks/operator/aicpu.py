@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
-from ascend_audit.facts.profiler import AiCpuOp, KernelSummary
-from ascend_audit.gather.operator import (
-    NO_TRACE,
+from ascend_audit.facts.operator_inputs import (
+    PROFILER,
     TOP_OPS,
     OperatorTraces,
-    aicpu_remedies,
     op_row,
-    ops_table,
     per_rank_shares,
     time_by_core,
+)
+from ascend_audit.facts.profiler import AiCpuOp, KernelSummary
+from ascend_audit.model import Outcome, fail, passed, skip, warn
+from ascend_audit.registry import check
+
+from .traces import (
+    NO_TRACE,
+    aicpu_remedies,
+    ops_table,
     trace_evidence,
     unreadable,
 )
-from ascend_audit.model import Outcome, fail, passed, skip, warn
-from ascend_audit.registry import check
 
 
 @check("OPR-AICPU-001")
 def aicpu_operators(ctx: Context) -> Outcome:
-    t: OperatorTraces = ctx.fact("profiler")
+    t: OperatorTraces = ctx.fact(PROFILER)
     if not t.given:
         return skip(NO_TRACE)
     if not t.readable:

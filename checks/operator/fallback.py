@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from ascend_audit.context import Context
 from ascend_audit.facts.fallback_log import FallbackHit
-from ascend_audit.gather.operator import NO_TRACE, OperatorTraces, ServingLogs
+from ascend_audit.facts.operator_inputs import FALLBACK_LOGS, PROFILER, OperatorTraces, ServingLogs
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
+
+from .traces import NO_TRACE
 
 
 @check("OPR-FALLBACK-001")
 def host_fallback(ctx: Context) -> Outcome:
-    logs: ServingLogs = ctx.fact("fallback_logs")
-    traces: OperatorTraces = ctx.fact("profiler")
+    logs: ServingLogs = ctx.fact(FALLBACK_LOGS)
+    traces: OperatorTraces = ctx.fact(PROFILER)
     if not logs.given and not traces.timelines:
         if not traces.given:
             return skip(NO_TRACE)
@@ -38,7 +40,7 @@ def _hits(logs: ServingLogs, kinds: tuple[str, ...]) -> dict[str, list[tuple[str
 
 
 def _evidence(given: str, h: FallbackHit) -> Evidence:
-    pairs = zip(h.first_lines, h.excerpts, strict=False)
+    pairs = zip(h.first_lines, h.excerpts)
     lines = "\n".join(f"line {n}: {text}" for n, text in pairs)
     return Evidence(
         "log",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ascend_audit.context import Context
+from ascend_audit.facts.operator_inputs import PROFILER, OperatorTraces
 from ascend_audit.facts.profiler import (
     BATCH_MATMUL_RE,
     RMSNORM_PIECES,
@@ -12,14 +13,15 @@ from ascend_audit.facts.profiler import (
     KernelSummary,
     OpStat,
 )
-from ascend_audit.gather.operator import NO_TRACE, OperatorTraces, trace_evidence, unreadable
 from ascend_audit.model import Outcome, passed, skip, warn, worst
 from ascend_audit.registry import check
+
+from .traces import NO_TRACE, trace_evidence, unreadable
 
 
 @check("OPR-FUSED-001")
 def fused_kernels(ctx: Context) -> Outcome:
-    t: OperatorTraces = ctx.fact("profiler")
+    t: OperatorTraces = ctx.fact(PROFILER)
     if not t.given:
         return skip(NO_TRACE)
     if not t.readable or t.merged is None:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from ascend_audit.context import Context
-from ascend_audit.gather.operator import NO_TRACE, OperatorTraces, trace_evidence, unreadable
+from ascend_audit.facts.operator_inputs import PROFILER, OperatorTraces
 from ascend_audit.model import Outcome, passed, skip, warn
 from ascend_audit.registry import check
+
+from .traces import NO_TRACE, trace_evidence, unreadable
 
 
 @check("OPR-LAYOUT-001")
 def layout_conversions(ctx: Context) -> Outcome:
-    t: OperatorTraces = ctx.fact("profiler")
+    t: OperatorTraces = ctx.fact(PROFILER)
     if not t.given:
         return skip(NO_TRACE)
     if not t.readable or t.merged is None:

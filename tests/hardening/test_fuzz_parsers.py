@@ -117,7 +117,7 @@ def test_fixture_lists_are_not_empty():
 @given(hostile(NPU_SMI_TEXTS))
 def test_npu_smi_parsers_never_raise(text):
     info = npu_smi.parse_info(text)
-    assert isinstance(info.problems, tuple | list)
+    assert isinstance(info.problems, (tuple, list))
     npu_smi.parse_kv(text)
     npu_smi.parse_mapping(text)
     npu_smi.parse_topo(text)
@@ -196,7 +196,7 @@ def test_mount_parsers_never_raise(data):
 @given(st.one_of(hostile(_nvme_samples()), any_text, st.none()))
 def test_nvme_list_json_never_raises(text):
     out = mounts.parse_nvme_list_json(text)
-    assert isinstance(out.problems, tuple | list)
+    assert isinstance(out.problems, (tuple, list))
 
 
 def test_nvme_list_json_deep_nesting_is_a_problem_not_a_crash():
