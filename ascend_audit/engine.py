@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 import traceback
@@ -146,6 +147,14 @@ def overall_verdict(layers: list[LayerReport]) -> Verdict:
     return Verdict.READY
 
 
+def _host_identity(ctx: Context) -> dict[str, Any]:
+    """The host's identity plus the auditing context (container or host), when it can be told."""
+    identity = dict(ctx.host.identity())
+    with contextlib.suppress(Exception):  # a missing marker must never cost the host section
+        identity.update(ctx.fact("container").to_identity())
+    return identity
+
+
 def run_audit(
     registry: Registry,
     ctx: Context,
@@ -207,7 +216,7 @@ def run_audit(
         prog.layer_finished(report_layer)
     return Report(
         tool={"name": "ascend-audit", "version": __version__},
-        host=ctx.host.identity(),
+        host=_host_identity(ctx),
         started_at=started,
         finished_at=_now(),
         inputs={"host": ctx.host.kind, "sysroot": ctx.host.sysroot, **ctx.inputs.to_dict()},

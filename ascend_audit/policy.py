@@ -101,6 +101,12 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "weights_path": (_str, None, "directory holding the model weights"),
         "require_nvmeof": (_bool, False, "weights must sit on live NVMe-oF"),
         "npu_smi_timeout": (_pos_num, 10.0, "seconds npu-smi may take before it counts as hung"),
+        "visible_devices": (
+            _str,
+            None,
+            "ASCEND_RT_VISIBLE_DEVICES of the service, e.g. 0,1",
+        ),
+        "idle_hbm_mb": (_pos_int, 4096, "HBM (MB per chip) in use with no process that fails"),
     },
     "operator": {
         "aicpu_allowlist": (_str_list, (), "AI CPU operator types accepted without a warning"),

@@ -169,3 +169,67 @@ def npu_smi_outputs(npus: list[FakeNpu], version: str = "24.1.rc3") -> dict[str,
         out[f"info -t board -i {n.npu_id}"] = npu_smi_board(n)
         out[f"info -t health -i {n.npu_id}"] = npu_smi_health(n)
     return out
+
+
+def npu_smi_info_310p(
+    cards: list[tuple[int, str, list[tuple[int, int, int]]]],
+    version: str = "25.3.rc1",
+    processes: list[tuple[int, int, int, str, int]] = (),  # type: ignore[assignment]
+) -> str:
+    """`npu-smi info` in the 310P layout (Atlas 300I Duo: chips 0 and 1 behind one bus id).
+
+    cards: (npu id, bus id, [(chip, logical device, memory used MB)]); processes: (npu, chip,
+    pid, name, MB). The layout is the one of the 25.3.rc1 table in vllm-ascend issue 6063.
+    """
+    sep = "+" + "-" * 31 + "+" + "-" * 17 + "+" + "-" * 54 + "+"
+    eq = sep.replace("-", "=")
+    head = f" npu-smi {version:<40}Version: {version}"
+    lines = [
+        "+" + "-" * 104 + "+",
+        "|" + head.ljust(104) + "|",
+        sep,
+        f"| {'NPU     Name':<30}| {'Health':<16}| "
+        f"{'Power(W)     Temp(C)':<31}Hugepages-Usage(page) |",
+        f"| {'Chip    Device':<30}| {'Bus-Id':<16}| {'AICore(%)    Memory-Usage(MB)':<53}|",
+        eq,
+    ]
+    for npu, bus, chips in cards:
+        for i, (chip, device, used) in enumerate(chips):
+            lines.append(
+                f"| {npu:<8}{'310P3':<22}| {'OK':<16}| {'NA':<13}{'80':<18}{'0     / 0':<22}|"
+            )
+            lines.append(f"| {chip:<8}{device:<22}| {bus:<16}| {'0':<13}{f'{used} / 44278':<40}|")
+            lines.append(sep if i + 1 < len(chips) else eq)
+    lines += [
+        sep,
+        f"| {'NPU     Chip':<30}| {'Process id':<16}| "
+        f"{'Process name':<25}| {'Process memory(MB)':<26}|",
+        eq,
+    ]
+    for npu, _bus, _chips in cards:
+        mine = [p for p in processes if p[0] == npu]
+        if not mine:
+            lines.append("| " + f"No running processes found in NPU {npu}".ljust(103) + "|")
+        for _n, chip, pid, name, mem in mine:
+            lines.append(f"| {npu:<8}{chip:<22}| {pid:<16}| {name:<25}| {mem:<26}|")
+        lines.append(eq)
+    return "\n".join(lines) + "\n"
+
+
+def npu_smi_board_310p(npu_id: int, bus_id: str, software: str, firmware: str) -> str:
+    """`npu-smi info -t board -i N` of an Atlas 300I Duo card (two chips behind one bus id)."""
+    return (
+        f"NPU ID                         : {npu_id}\n"
+        "Product Name                   : IT21PD2G10\n"
+        "Model                          : NA\n"
+        "Manufacturer                   : Huawei\n"
+        f"Software Version               : {software}\n"
+        f"Firmware Version               : {firmware}\n"
+        "Compatibility                  : OK\n"
+        f"PCIe Bus Info                  : {bus_id}\n"
+        "PCI Vendor ID                  : 0x19E5\n"
+        "PCI Device ID                  : 0xD500\n"
+        "Subsystem Vendor ID            : 0x0200\n"
+        "Subsystem Device ID            : 0x0110\n"
+        "Chip Count                     : 2\n"
+    )

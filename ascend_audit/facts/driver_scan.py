@@ -11,6 +11,7 @@ from ascend_audit.host.base import CommandResult
 
 if TYPE_CHECKING:
     from ascend_audit.facts.npu_smi import NpuSmiInfo
+    from ascend_audit.facts.npu_smi.messages import NpuSmiMessages
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,15 @@ class PciScan(PciInventory):
 
 @dataclass(frozen=True)
 class NpuSmiRun:
-    """`npu-smi info` as run on the node, and what its table says (None when it gave no table)."""
+    """`npu-smi info` as run on the node, what its table says (None when it gave no table), and
+    its own words around the table (warnings, DCMI failures with their return codes)."""
 
     result: CommandResult
     info: NpuSmiInfo | None
+    messages: NpuSmiMessages | None = None
 
 
 NPU_SMI: FactKey[NpuSmiRun] = FactKey("npu_smi")
 PCI: FactKey[PciScan] = FactKey("pci")
 DEV_NODES: FactKey[DevNodes] = FactKey("dev_nodes")
+HOST_NICS: FactKey[dict[str, str | None]] = FactKey("host_nics")  # NIC name -> operstate

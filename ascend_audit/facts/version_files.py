@@ -43,6 +43,7 @@ class VersionFiles:
     toolkits: tuple[VersionFile, ...] = ()
     nnae: tuple[VersionFile, ...] = ()
     install_info: VersionFile | None = None
+    install_read: VersionFile | None = None  # /etc/ascend_install.info, read or not
     searched: tuple[str, ...] = ()  # CANN locations looked at
 
     @property

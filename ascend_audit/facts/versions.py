@@ -33,6 +33,7 @@ __all__ = [
 _MAX_PROBLEMS = 100
 _COMPONENT_RE = re.compile(r"^([a-z]*)(\d*)$")
 _FAMILY_RE = re.compile(r"^V(\d{1,4})R(\d{1,4})C(\d{1,4})", re.IGNORECASE)
+_CAT_N_RE = re.compile(r"^\d{1,6}\s+(?=[A-Za-z_][\w.-]*\s*=)")  # `cat -n` line numbers
 _PATH_ARCH_RE = re.compile(r"(x86_64|aarch64|arm64)-linux")
 
 
@@ -166,9 +167,9 @@ def parse_key_values(text: str) -> tuple[tuple[tuple[str, str], ...], tuple[str,
     pairs: list[tuple[str, str]] = []
     problems: list[str] = []
     for n, raw in enumerate(_lines(text), 1):
-        s = raw.strip()
-        if not s or s.startswith("#"):
-            continue
+        s = _CAT_N_RE.sub("", raw.strip())
+        if not s or s.startswith(("#", "```")) or (s.startswith("/") and "=" not in s):
+            continue  # comments, pasted fences, and a caption naming the file are not content
         key, sep, value = s.partition("=")
         key = key.strip()
         if not sep or not key or " " in key or len(key) > 80:
@@ -289,6 +290,7 @@ class AscendInstallInfo:
     driver_install_for_all: bool | None = None
     firmware_install_path: str | None = None
     firmware_install_type: str | None = None
+    driver_install_status: str | None = None  # `complete` once the installer finished
     fields: tuple[tuple[str, str], ...] = ()
     problems: tuple[str, ...] = ()
 
@@ -303,6 +305,7 @@ class AscendInstallInfo:
             "driver_install_for_all": self.driver_install_for_all,
             "firmware_install_path": self.firmware_install_path,
             "firmware_install_type": self.firmware_install_type,
+            "driver_install_status": self.driver_install_status,
             "fields": dict(self.fields),
             "problems": list(self.problems),
         }
@@ -413,6 +416,7 @@ def parse_ascend_install_info(text: str) -> AscendInstallInfo:
         driver_install_for_all=_yes(_lookup(pairs, "Driver_Install_For_All")),
         firmware_install_path=_lookup(pairs, "Firmware_Install_Path_Param"),
         firmware_install_type=_lookup(pairs, "Firmware_Install_Type"),
+        driver_install_status=_lookup(pairs, "Driver_Install_Status"),
         fields=pairs,
         problems=tuple(problems),
     )

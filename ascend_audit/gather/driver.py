@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI, PCI, NpuSmiRun, PciScan
+from ascend_audit.facts.driver_scan import DEV_NODES, HOST_NICS, NPU_SMI, PCI, NpuSmiRun, PciScan
 from ascend_audit.facts.sysfs import (
     ASCEND_DEVICE_IDS,
     ASCEND_VF_DEVICE_IDS,
@@ -24,6 +24,7 @@ from ascend_audit.facts.sysfs import (
     parse_link_width,
     parse_numa_node,
 )
+from ascend_audit.facts.users import USER_DB
 
 NPU_SMI_INFO = ("npu-smi", "info")
 
@@ -31,10 +32,12 @@ NPU_SMI_INFO = ("npu-smi", "info")
 @gatherer(NPU_SMI, "driver", commands=(NPU_SMI_INFO,))
 def npu_smi(ctx: Context) -> NpuSmiRun:
     from ascend_audit.facts.npu_smi import parse_info
+    from ascend_audit.facts.npu_smi.messages import parse_messages
 
     result = ctx.host.run(NPU_SMI_INFO, ctx.policy["driver.npu_smi_timeout"])
     text = result.stdout if result.stdout.strip() else ""
-    return NpuSmiRun(result, parse_info(text) if text else None)
+    messages = parse_messages(f"{result.stdout}\n{result.stderr}")
+    return NpuSmiRun(result, parse_info(text) if text else None, messages)
 
 
 @gatherer(PCI, "driver")
@@ -50,9 +53,42 @@ def pci(ctx: Context) -> PciScan:
 
 @gatherer(DEV_NODES, "driver")
 def dev_nodes(ctx: Context) -> DevNodes:
+    """The /dev nodes, their owners named by the node's /etc/passwd and /etc/group."""
+    from dataclasses import replace
+
     from ascend_audit.facts.sysfs import collect_dev_nodes
 
-    return collect_dev_nodes(ctx.host)
+    found = collect_dev_nodes(ctx.host)
+    db = ctx.fact(USER_DB)
+
+    def named(n: Any) -> Any:
+        return replace(
+            n,
+            owner=db.user(n.uid) or (str(n.uid) if n.uid is not None and db.users else n.owner),
+            group=db.group(n.gid) or (str(n.gid) if n.gid is not None and db.groups else n.group),
+        )
+
+    return replace(
+        found,
+        davinci=tuple(named(n) for n in found.davinci),
+        control=tuple(named(n) for n in found.control),
+    )
+
+
+@gatherer(HOST_NICS, "driver")
+def host_nics(ctx: Context) -> dict[str, str | None]:
+    """Host NICs and their operstate: the pci fact's net interfaces, else /sys/class/net."""
+    found: dict[str, str | None] = {}
+    try:
+        for n in ctx.fact(PCI).net_interfaces:
+            found[n.name] = n.operstate
+    except Exception:
+        pass
+    for name in ctx.host.listdir("/sys/class/net") or []:
+        if name not in found:
+            st = ctx.host.read_text(f"/sys/class/net/{name}/operstate")
+            found[name] = (st.text or "").strip() or None
+    return found
 
 
 def inventory(facts: dict[str, Any]) -> dict[str, Any]:

@@ -90,6 +90,7 @@ def version_files(ctx: Context) -> VersionFiles:
         toolkits=tuple(_cann_files(host, TOOLKIT_NAME, tk_roots, parse_toolkit_install_info)),
         nnae=tuple(_cann_files(host, NNAE_NAME, nnae_roots, parse_toolkit_install_info)),
         install_info=install if install.present else None,
+        install_read=install,
         searched=(*(f"{r}/<arch>-linux/{TOOLKIT_NAME}" for r in tk_roots), f"{nnae_roots[0]}"),
     )
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.context import Context
+from ascend_audit.facts.container import CONTAINER
 from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI
+from ascend_audit.facts.users import SERVICE_USER, ServiceUser
 from ascend_audit.model import Evidence, Outcome, Status, fail, passed, skip, warn
 from ascend_audit.registry import check
 
@@ -20,26 +20,6 @@ CONTAINER_NOTE = (
     "container opening it fails with `dcmi module initialize failed. ret is -8005`; give each "
     "container its own davinci devices plus davinci_manager, devmm_svm and hisi_hdc"
 )
-
-
-@dataclass(frozen=True)
-class ServiceUser:
-    """Who the service runs as, and the groups that grant it access."""
-
-    name: str
-    uid: int | None = None
-    groups: frozenset[str] = frozenset()
-    gids: frozenset[int] = frozenset()
-    source: str = "unknown"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "uid": self.uid,
-            "groups": sorted(self.groups),
-            "gids": sorted(self.gids),
-            "source": self.source,
-        }
 
 
 def _mode_bits(mode: Any) -> int | None:
@@ -73,74 +53,6 @@ def can_open(
     if (group and group in set(groups)) or (n_gid is not None and n_gid in set(gids)):
         return bits & 0o060 == 0o060
     return bits & 0o006 == 0o006
-
-
-def parse_user_db(passwd: str, group: str, name: str) -> ServiceUser | None:
-    """The user's uid and groups from /etc/passwd and /etc/group text; None when not listed."""
-    entry = next((ln.split(":") for ln in passwd.splitlines() if ln.split(":")[0] == name), None)
-    if entry is None or len(entry) < 4 or not entry[2].isdigit() or not entry[3].isdigit():
-        return None
-    primary = int(entry[3])
-    names, gids = set(), {primary}
-    for ln in group.splitlines():
-        f = ln.split(":")
-        if len(f) >= 4 and f[2].isdigit() and (int(f[2]) == primary or name in f[3].split(",")):
-            names.add(f[0])
-            gids.add(int(f[2]))
-    return ServiceUser(name, int(entry[2]), frozenset(names), frozenset(gids), "/etc/passwd")
-
-
-def _local_user(name: str) -> ServiceUser | None:
-    try:
-        import grp
-        import pwd
-
-        pw = pwd.getpwnam(name)
-        gids = set(os.getgrouplist(name, pw.pw_gid))
-    except (ImportError, KeyError, OSError):
-        return None
-    names = set()
-    for gid in gids:
-        try:
-            names.add(grp.getgrgid(gid).gr_name)
-        except KeyError:
-            names.add(str(gid))
-    return ServiceUser(name, pw.pw_uid, frozenset(names), frozenset(gids), "local user database")
-
-
-def current_user() -> str:
-    """The user this audit runs as."""
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except (ImportError, KeyError):
-        import getpass
-
-        return getpass.getuser()
-
-
-def resolve_user(ctx: Context) -> ServiceUser:
-    """The policy's service user (default: the current user) with its groups on the node."""
-    name = ctx.policy["driver.service_user"] or current_user()
-    passwd, group = ctx.host.read_text("/etc/passwd"), ctx.host.read_text("/etc/group")
-    if passwd.ok:
-        found = parse_user_db(passwd.text or "", group.text or "", name)
-        if found:
-            return found
-    if ctx.host.kind == "live" and ctx.host.sysroot == "/":
-        found = _local_user(name)
-        if found:
-            return found
-    return ServiceUser(name, 0 if name == "root" else None)
-
-
-def in_container(ctx: Context) -> bool:
-    """`/.dockerenv`, podman's marker, or PID 1's cgroup naming docker / kubepods / containerd."""
-    if ctx.host.exists("/.dockerenv") or ctx.host.exists("/run/.containerenv"):
-        return True
-    cgroup = (ctx.host.read_text("/proc/1/cgroup").text or "").lower()
-    return any(w in cgroup for w in ("docker", "kubepods", "containerd", "libpod"))
 
 
 def access_findings(nodes: list[Any], user: ServiceUser) -> list[Outcome]:
@@ -192,11 +104,11 @@ def device_access(ctx: Context) -> Outcome:
     dev = ctx.fact(DEV_NODES)
     info = ctx.fact(NPU_SMI).info
     chips = info.chip_count if info is not None else 0
-    user = resolve_user(ctx)
+    user = ctx.fact(SERVICE_USER)
     evidence = [_dev_evidence(dev), Evidence("config", "service user", user.name, user.to_dict())]
     present = [n for n in (*dev.davinci, *dev.control) if n.exists]
     found = presence_findings(dev, chips) + access_findings(present, user)
-    container = in_container(ctx)
+    container = bool(ctx.fact(CONTAINER).in_container)
     short = chips > len(dev.davinci_indices) > 0
     tail = f"; {CONTAINER_NOTE}" if container or short else ""
     metrics = {"davinci": len(dev.davinci_indices), "container": container}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 from ascend_audit.context import Context
-from ascend_audit.facts.driver_scan import PCI
+from ascend_audit.facts.driver_scan import HOST_NICS
 from ascend_audit.facts.network import LOCAL_ADDRESSES, SERVING_ENV
 from ascend_audit.model import Evidence, Outcome, fail, warn, worst
 from ascend_audit.policy import Policy
@@ -73,24 +73,9 @@ def _nic(ctx: Context, env: dict[str, str]) -> list[Outcome]:
     return out
 
 
-def interfaces(ctx: Context) -> dict[str, str | None]:
-    """Host NICs and their operstate: the pci fact's net interfaces, else /sys/class/net."""
-    found: dict[str, str | None] = {}
-    try:
-        for n in ctx.fact(PCI).net_interfaces:
-            found[n.name] = n.operstate
-    except Exception:
-        pass
-    for name in ctx.host.listdir("/sys/class/net") or []:
-        if name not in found:
-            st = ctx.host.read_text(f"/sys/class/net/{name}/operstate")
-            found[name] = (st.text or "").strip() or None
-    return found
-
-
 def _ifnames(ctx: Context, spec: str) -> list[Outcome]:
     """HCCL_SOCKET_IFNAME: `eth` prefix, `=eth0` exact, `^` excludes; names must exist and be up."""
-    nics = interfaces(ctx)
+    nics = ctx.fact(HOST_NICS)
     out: list[Outcome] = []
     for item in (x.strip() for x in spec.split(",")):
         if not item or item.startswith("^"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
+from ascend_audit.facts.container import CONTAINER
 from ascend_audit.facts.npu_details import NPU_BOARDS
 from ascend_audit.facts.version_files import VERSION_FILES
 from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed, warn
@@ -35,16 +36,116 @@ def same(a: str | None, b: str | None) -> bool:
     return bool(a and b) and compare_versions(a, b) == 0  # type: ignore[arg-type]
 
 
-def file_findings(vf: Any) -> list[Outcome]:
-    """Missing or unreadable driver / firmware version.info."""
+def file_findings(vf: Any, boards: Any, container: bool) -> list[Outcome]:
+    """Missing or unreadable driver / firmware version.info, and where the running one comes from.
+
+    A firmware file that is not there (and, in a container, a driver file: containers rarely mount
+    them) is covered by what every NPU's board reports (`npu-smi info -t board`); without either
+    the version is unknown: FAIL on a host (no driver file: not installed), WARN in a container.
+    """
     out: list[Outcome] = []
-    for f, what in ((vf.driver, "driver not installed"), (vf.firmware, "firmware file missing")):
-        if f.missing:
-            out.append(fail(f"{what}: {f.path} does not exist"))
+    fw_seen, sw_seen = boards.firmware_versions(), boards.software_versions()
+    for f, what, seen, field in (
+        (vf.driver, "driver", sw_seen, "Software Version"),
+        (vf.firmware, "firmware", fw_seen, "Firmware Version"),
+    ):
+        running = ", ".join(sorted(set(seen.values())))
+        if f.missing and running and (container or what == "firmware"):
+            out.append(
+                note(
+                    f"{what} {running} as every NPU's `npu-smi info -t board` reports "
+                    f"({field}); {f.path} is not present"
+                )
+            )
+        elif f.missing and container:
+            out.append(
+                warn(
+                    f"{what} version unknown: {f.path} is not mounted in this container "
+                    f"and no NPU board reports its {field}"
+                )
+            )
+        elif f.missing:
+            fix = "driver not installed" if what == "driver" else "firmware file missing"
+            out.append(fail(f"{fix}: {f.path} does not exist"))
         elif not f.present:
             out.append(error(f"cannot read {f.path}: {f.read.error}"))
         elif not f.parsed.version:
             out.append(error(f"{f.path} has no Version= line: {'; '.join(f.parsed.problems[:2])}"))
+    readable = [b for b in boards.boards if b.readable]
+    if readable and not fw_seen:
+        out.append(
+            warn(
+                f"every NPU reports Firmware Version NA ({len(readable)} boards): the "
+                "running firmware is not proven (run npu-smi as root on the host)"
+            )
+        )
+    return out
+
+
+def compatibility_findings(boards: Any) -> list[Outcome]:
+    """Each board's own `Compatibility` verdict on its driver and firmware (DCMI_COMPAT_*)."""
+    out: list[Outcome] = []
+    states: dict[str, list[int]] = {}
+    for b in boards.boards:
+        if b.readable:
+            value = (b.kv.first("Compatibility") or "").strip().upper()
+            if value:
+                states.setdefault(value, []).append(b.npu_id)
+    for value, ids in states.items():
+        npus = ", ".join(map(str, ids))
+        if value == "NOK":
+            out.append(
+                fail(
+                    f"NPU {npus}: board reports Compatibility NOK: driver and firmware "
+                    "do not match (DCMI_COMPAT_NOK)"
+                )
+            )
+        elif value != "OK" and value not in ("NA", "N/A"):
+            out.append(
+                warn(
+                    f"NPU {npus}: board reports Compatibility {value}: the driver and "
+                    "firmware pairing is unknown (a failed or pre-23.0.RC2 firmware install)"
+                )
+            )
+    if set(states) == {"OK"}:
+        out.append(note("every NPU's board reports Compatibility OK"))
+    return out
+
+
+def install_findings(vf: Any) -> list[Outcome]:
+    """/etc/ascend_install.info: unreadable is reported; an unfinished install fails."""
+    read = getattr(vf, "install_read", None)
+    if read is None or read.missing:
+        return []
+    if not read.present:
+        return [error(f"cannot read {read.path}: {read.read.error}")]
+    status = read.parsed.driver_install_status if read.parsed is not None else None
+    if status and status.strip().lower() != "complete":
+        return [
+            fail(
+                f"{read.path} says Driver_Install_Status={status}: the driver package is "
+                "not completely installed; reinstall it"
+            )
+        ]
+    return []
+
+
+def _board_firmware_parity(vf: Any, boards: Any) -> list[Outcome]:
+    """No firmware file: the driver's compatible_version_fw against what each NPU runs."""
+    from ascend_audit.facts.versions import FirmwareVersionInfo, driver_accepts_firmware
+
+    out: list[Outcome] = []
+    for fw in sorted(set(boards.firmware_versions().values())):
+        verdict = driver_accepts_firmware(vf.driver.parsed, FirmwareVersionInfo(version=fw))
+        if verdict.accepted is False:
+            out.append(
+                fail(
+                    f"driver {vf.driver_version} does not accept the running firmware: "
+                    f"{verdict.reason}"
+                )
+            )
+        elif verdict.accepted:
+            out.append(note(f"driver {vf.driver_version} accepts running firmware {fw}"))
     return out
 
 
@@ -122,14 +223,20 @@ def driver_firmware(ctx: Context) -> Outcome:
     boards = ctx.fact(NPU_BOARDS)
     evidence = [vf.driver.evidence(), vf.firmware.evidence()]
     evidence += [b.evidence() for b in boards.boards]
-    findings = file_findings(vf)
+    container = bool(ctx.fact(CONTAINER).in_container)
+    findings = file_findings(vf, boards, container)
     if vf.driver_version and vf.firmware_version:
         findings.append(parity_finding(vf.driver.parsed, vf.firmware.parsed))
+    elif vf.driver_version:
+        findings += _board_firmware_parity(vf, boards)
+    findings += compatibility_findings(boards) + install_findings(vf)
     findings += board_findings(boards, vf) + policy_findings(ctx, vf)
     if boards.reason:
         findings.append(note(f"per-NPU versions not read: {boards.reason}"))
-    ok = f"driver {vf.driver_version} and firmware {vf.firmware_version}"
     fw = sorted(set(boards.firmware_versions().values()))
+    sw = sorted(set(boards.software_versions().values()))
+    ok = f"driver {vf.driver_version or '/'.join(sw) or '?'} and firmware "
+    ok += f"{vf.firmware_version or '/'.join(fw) or '?'}"
     if fw:
         ok += f"; every NPU runs firmware {', '.join(fw)}"
     return fold(findings, ok, evidence, driver=vf.driver_version, firmware=vf.firmware_version)

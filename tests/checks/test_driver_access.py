@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from ascend_audit.checks.driver.access import can_open, parse_user_db
+from ascend_audit.checks.driver.access import can_open
 from shared_fixtures import DATA
 from standins import run_node, standin
 from sysroot import healthy_910b_node
 
 from ascend_audit.facts.sysfs import DevNode
+from ascend_audit.facts.users import service_user as parse_user_db
 from ascend_audit.model import Status
 
 CHECK = "DRV-DEV-001"

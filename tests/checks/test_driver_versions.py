@@ -155,16 +155,29 @@ def test_same_package_is_accepted_with_a_note(tmp_path):
     assert "same package 23.0.7" in r.summary
 
 
-@pytest.mark.parametrize(
-    ("missing", "words"),
-    [(DRIVER, "driver not installed"), (FIRMWARE, "firmware file missing")],
-)
-def test_missing_version_file_fails(tmp_path, missing, words):
+def test_missing_driver_file_on_a_host_fails(tmp_path):
     files = healthy_files()
-    del files[missing]
+    del files[DRIVER]
     r, _ = judge(tmp_path, "DRV-VER-001", files)
     assert r.status is Status.FAIL
-    assert f"{words}: {missing} does not exist" in r.summary
+    assert f"driver not installed: {DRIVER} does not exist" in r.summary
+
+
+def test_missing_firmware_file_is_covered_by_what_the_boards_run(tmp_path):
+    files = healthy_files()
+    del files[FIRMWARE]
+    r, _ = judge(tmp_path, "DRV-VER-001", files)
+    assert r.status is Status.PASS, r.summary
+    assert "npu-smi info -t board" in r.summary and f"{FIRMWARE} is not present" in r.summary
+    assert "accepts running firmware 7.5.0.1.129" in r.summary
+
+
+def test_missing_firmware_file_and_no_board_fails_on_a_host(tmp_path):
+    files = healthy_files()
+    del files[FIRMWARE]
+    r, _ = judge(tmp_path, "DRV-VER-001", files, {"info": npu_smi()["info"]})
+    assert r.status is Status.FAIL
+    assert f"firmware file missing: {FIRMWARE} does not exist" in r.summary
 
 
 def test_unreadable_version_file_is_error(tmp_path):

@@ -1,0 +1,159 @@
+"""Facts about the auditing context: container or host, the NPUs it was given, who audits.
+
+Gathered once and recorded in snapshots (files through the Host, the auditing user through
+`host.cached_fact`), so a replay gives the same verdicts whoever replays it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from ascend_audit.context import Context, gatherer
+from ascend_audit.facts.container import (
+    CONTAINER,
+    DEVICE_GRANT,
+    ContainerInfo,
+    DeviceGrant,
+    DeviceMask,
+    detect_container,
+    parse_devices_list,
+    parse_mask,
+)
+from ascend_audit.facts.driver_scan import DEV_NODES
+from ascend_audit.facts.network import SERVING_ENV
+from ascend_audit.facts.users import (
+    AUDITING_USER,
+    SERVICE_USER,
+    USER_DB,
+    AuditingUser,
+    ServiceUser,
+    UserDb,
+    parse_user_db,
+    service_user,
+)
+from ascend_audit.facts.version_files import VERSION_FILES
+
+MASK_VARIABLES = ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
+DEVICES_LIST = "/sys/fs/cgroup/devices/devices.list"
+
+
+def _text(ctx: Context, path: str) -> str | None:
+    read = ctx.host.read_text(path)
+    return read.text if read.ok else None
+
+
+@gatherer(CONTAINER, "driver")
+def container(ctx: Context) -> ContainerInfo:
+    """/.dockerenv, /run/.containerenv, PID 1's cgroup and sched, `container=` in the env."""
+    return detect_container(
+        ctx.host.exists("/.dockerenv"),
+        ctx.host.exists("/run/.containerenv"),
+        _text(ctx, "/proc/1/cgroup"),
+        _text(ctx, "/proc/1/sched"),
+        ctx.host.env().get("container"),
+    )
+
+
+def _davinci_major(ctx: Context) -> int | None:
+    for line in (_text(ctx, "/proc/devices") or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].startswith("devdrv"):
+            return int(parts[0])
+    return None
+
+
+def _masks(ctx: Context) -> tuple[DeviceMask, ...]:
+    senv = ctx.fact(SERVING_ENV)  # a serving process's environ, else the audit's own
+    env, origin = senv.env, senv.origin
+    out = [
+        parse_mask(var, env[var], origin, ranges=var == "ASCEND_VISIBLE_DEVICES")
+        for var in MASK_VARIABLES
+        if var in env
+    ]
+    wanted = ctx.policy.get("driver.visible_devices")
+    if wanted and not any(m.variable == "ASCEND_RT_VISIBLE_DEVICES" for m in out):
+        out.append(parse_mask("ASCEND_RT_VISIBLE_DEVICES", str(wanted), "policy"))
+    return tuple(out)
+
+
+@gatherer(DEVICE_GRANT, "driver")
+def device_grant(ctx: Context) -> DeviceGrant:
+    """What this node or container exposes: /dev/davinciN, the device cgroup, the masks."""
+    info = ctx.fact(CONTAINER)
+    dev = ctx.fact(DEV_NODES)
+    sources = ["/dev/davinci*"]
+    allowed: tuple[int, ...] | None = None
+    listing = _text(ctx, DEVICES_LIST)
+    if listing is not None and info.in_container:
+        allow_all, minors = parse_devices_list(listing, _davinci_major(ctx))
+        if not allow_all:
+            allowed = minors
+            sources.append(DEVICES_LIST)
+    return DeviceGrant(info.in_container, dev.davinci_indices, allowed, _masks(ctx), tuple(sources))
+
+
+def _whoami() -> dict[str, Any]:
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    name = None
+    try:
+        import pwd
+
+        name = pwd.getpwuid(uid).pw_name if uid is not None else None
+    except (ImportError, KeyError):
+        pass
+    return {"uid": uid, "name": name}
+
+
+@gatherer(AUDITING_USER, "driver")
+def auditing_user(ctx: Context) -> AuditingUser:
+    """Who runs the audit: computed live, kept by a recording, replayed from a snapshot."""
+    live = ctx.host.kind == "live"
+    got = ctx.host.cached_fact("auditing_user", _whoami)
+    if not isinstance(got, dict):
+        return AuditingUser(None, None, "not recorded in the snapshot")
+    uid = got.get("uid")
+    return AuditingUser(
+        got.get("name") if isinstance(got.get("name"), str) else None,
+        uid if isinstance(uid, int) and not isinstance(uid, bool) else None,
+        "this process" if live else "snapshot",
+    )
+
+
+@gatherer(USER_DB, "driver")
+def user_db(ctx: Context) -> UserDb:
+    """The node's /etc/passwd and /etc/group (the sysroot's or the snapshot's)."""
+    return parse_user_db(_text(ctx, "/etc/passwd") or "", _text(ctx, "/etc/group") or "")
+
+
+@gatherer(SERVICE_USER, "driver")
+def service_user_fact(ctx: Context) -> ServiceUser:
+    """The policy's service user, else the auditing user, with its groups on the node."""
+    who = ctx.fact(AUDITING_USER)
+    db = ctx.fact(USER_DB)
+    name = ctx.policy["driver.service_user"] or who.name or db.user(who.uid)
+    via = ""
+    if name is None:  # a bundle recorded before the auditing user was: the driver's run user
+        install = getattr(ctx.fact(VERSION_FILES), "install_info", None)
+        name = install.parsed.user_name if install is not None and install.parsed else None
+        via = f" ({who.source}; the driver's run user, /etc/ascend_install.info UserName)"
+    if name is None:
+        return ServiceUser("unknown", who.uid, source=who.source)
+    found = service_user(db.passwd_text, db.group_text, name)
+    if found:
+        return replace(found, source=found.source + via) if via else found
+    uid = 0 if name == "root" else (who.uid if name == who.name else None)
+    return ServiceUser(name, uid, source="not in the node's /etc/passwd")
+
+
+def inventory(facts: dict[str, Any]) -> dict[str, Any]:
+    """Container or host, and the NPUs it was given."""
+    out: dict[str, Any] = {}
+    info = facts.get("container")
+    if isinstance(info, ContainerInfo):
+        out["container"] = info.to_dict()
+    grant = facts.get("device_grant")
+    if isinstance(grant, DeviceGrant):
+        out["device_grant"] = grant.to_dict()
+    return out
