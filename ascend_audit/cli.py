@@ -21,6 +21,59 @@ def _split(values: tuple[str, ...]) -> frozenset[str]:
     return frozenset(v.strip() for raw in values for v in raw.split(",") if v.strip())
 
 
+def _complete_examples(ctx: Any, param: Any, incomplete: str) -> list[str]:
+    from ascend_audit.examples_index import list_examples
+
+    return [n for n, _ in list_examples() if n.startswith(incomplete)] + (
+        ["list"] if "list".startswith(incomplete) else []
+    )
+
+
+def _complete_presets(ctx: Any, param: Any, incomplete: str) -> list[str]:
+    from ascend_audit.presets import preset_names
+
+    return [n for n in preset_names() if n.startswith(incomplete)]
+
+
+def _complete_check_ids(ctx: Any, param: Any, incomplete: str) -> list[str]:
+    """Check ids; in a comma list (--only A,B) the last item is completed."""
+    from ascend_audit.registry import load_registry
+
+    head, _, last = incomplete.rpartition(",")
+    prefix = head + "," if head else ""
+    try:
+        ids = [s.id for s in load_registry(entry_points=False, catalogue_only=True).all()]
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return [prefix + i for i in ids if i.upper().startswith(last.upper())]
+
+
+def _complete_tags(ctx: Any, param: Any, incomplete: str) -> list[str]:
+    from ascend_audit.registry import load_registry
+
+    try:
+        specs = load_registry(entry_points=False, catalogue_only=True).all()
+    except Exception:
+        return []
+    tags = sorted({t for s in specs for t in s.all_tags})
+    return [t for t in tags if t.startswith(incomplete.lower())]
+
+
+def _lang_option(fn: Any) -> Any:
+    return click.option(
+        "--lang",
+        type=click.Choice(["zh", "en"]),
+        help="Language of the terminal, HTML, Markdown and JUnit outputs (default: zh when "
+        "LC_ALL / LC_MESSAGES / LANG is zh_*, else en). The JSON keeps English and records it.",
+    )(fn)
+
+
+def _lang(opts: dict[str, Any]) -> str:
+    from ascend_audit.i18n import detect_lang
+
+    return opts.get("lang") or detect_lang()
+
+
 def _common_inputs(fn: Any) -> Any:
     """Options shared by `run` and `collect`: where the node is and what the user hands over."""
     options = [
@@ -86,6 +139,7 @@ def _common_inputs(fn: Any) -> Any:
         ),
         click.option(
             "--preset",
+            shell_complete=_complete_presets,
             help="Bundled policy for a hardware and serving scenario (`ascend-audit presets`); "
             "not together with --policy.",
         ),
@@ -117,7 +171,7 @@ def _common_inputs(fn: Any) -> Any:
     ]
     for opt in reversed(options):
         fn = opt(fn)
-    return fn
+    return _lang_option(fn)
 
 
 _FILE_INPUTS = (
@@ -201,7 +255,7 @@ def _check_selection(registry: Any, only: frozenset[str], skip: frozenset[str]) 
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="ascend-audit")
+@click.version_option(__version__, "-V", "--version", prog_name="ascend-audit")
 def main() -> None:
     """Is this Ascend NPU node ready for LLM inference? Judged layer by layer:
     driver, then operator, then framework; a layer that is not ready blocks those above.
@@ -226,9 +280,23 @@ def main() -> None:
     type=click.Path(exists=True),
     help="Replay a bundle written by `ascend-audit collect` instead of reading this node.",
 )
-@click.option("--example", help="Audit a bundled example node; `--example list` shows the choices.")
-@click.option("--only", multiple=True, help="Run only these check ids (comma list, repeatable).")
-@click.option("--skip", multiple=True, help="Do not run these check ids (comma list, repeatable).")
+@click.option(
+    "--example",
+    shell_complete=_complete_examples,
+    help="Audit a bundled example node; `--example list` shows the choices.",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    shell_complete=_complete_check_ids,
+    help="Run only these check ids (comma list, repeatable).",
+)
+@click.option(
+    "--skip",
+    multiple=True,
+    shell_complete=_complete_check_ids,
+    help="Do not run these check ids (comma list, repeatable).",
+)
 @click.option(
     "--layers",
     default="driver,operator,framework",
@@ -391,7 +459,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     from ascend_audit import progress as byte_bars
 
     byte_bars.configure(quiet=bool(opts.get("quiet")))
-    progress = TerminalProgress(colour=colour, verbosity=verbosity)
+    lang = _lang(opts)
+    id_width = max((len(spec.id) for spec in registry.all()), default=14)
+    progress = TerminalProgress(colour=colour, verbosity=verbosity, lang=lang, id_width=id_width)
     ctx = Context(host, policy, inputs)
     # collect records every layer's questions, even those a failing layer blocks.
     selection = Selection(
@@ -401,7 +471,8 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         report = run_audit(registry, ctx, selection, progress, inventory=build_inventory)
         if opts.get("snapshot"):
             report.inputs["snapshot"] = opts["snapshot"]
-        render_summary(report, sys.stdout, progress.colour)
+        report.lang = lang
+        render_summary(report, sys.stdout, progress.colour, lang)
         render_outputs(
             report,
             opts.get("json_path"),
@@ -429,30 +500,52 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
 
 @main.command("checks")
 @click.option("--layer", type=click.Choice(["driver", "operator", "framework"]))
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    shell_complete=_complete_tags,
+    help="Only checks with this tag: its concern (network, storage, versions, …), id family "
+    "(npu, ver, net, …), severity (critical, high, …) or a tag its metadata gives. Repeatable: "
+    "any of them.",
+)
 @click.option("--checks-dir", "checks_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
-def checks_cmd(layer: str | None, checks_dirs: tuple[str, ...], as_json: bool) -> None:
+def checks_cmd(
+    layer: str | None, tags: tuple[str, ...], checks_dirs: tuple[str, ...], as_json: bool
+) -> None:
     """List every check: id, layer, severity, title.
 
     \b
     Examples:
       ascend-audit checks
-      ascend-audit checks --layer operator
+      ascend-audit checks --layer driver
+      ascend-audit checks --tag network --tag storage
       ascend-audit checks --checks-dir ./site-checks --json
     """
     registry = _load_registry(checks_dirs, catalogue_only=True)
-    specs = [s for s in registry.all() if layer is None or s.layer == layer]
+    wanted = {t.strip().lower() for t in _split(tags)}
+    specs = [
+        s
+        for s in registry.all()
+        if (layer is None or s.layer == layer) and (not wanted or wanted & set(s.all_tags))
+    ]
+    if wanted and not specs:
+        known = sorted({t for s in registry.all() for t in s.all_tags})
+        raise UsageError(
+            f"--tag: no check has tag {', '.join(sorted(wanted))}; tags: " + ", ".join(known)
+        )
     if as_json:
         import json
 
-        click.echo(json.dumps([s.to_dict() for s in specs], indent=2))
+        click.echo(json.dumps([s.to_dict() for s in specs], indent=2, ensure_ascii=False))
         return
     for s in specs:
         click.echo(f"{s.id:<16} {s.layer:<10} {s.severity:<9} {s.title}")
 
 
 @main.command()
-@click.argument("check_id")
+@click.argument("check_id", shell_complete=_complete_check_ids)
 @click.option("--checks-dir", "checks_dirs", multiple=True, type=click.Path(file_okay=False))
 def explain(check_id: str, checks_dirs: tuple[str, ...]) -> None:
     """Explain one check: why it matters, what evidence it reads, how to fix a failure.
@@ -551,7 +644,7 @@ def diff(before: str, after: str, json_path: str | None) -> None:
     """
     import json
 
-    from ascend_audit.reports.diff import diff_reports, render_diff_text
+    from ascend_audit.reports.diff import diff_reports, host_warning, render_diff_text
     from ascend_audit.reports.json_report import write_atomic
 
     old, _ = _read_report(before)
@@ -559,6 +652,9 @@ def diff(before: str, after: str, json_path: str | None) -> None:
     result = diff_reports(old, new)
     text = json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n"
     if json_path == "-":
+        warning = host_warning(result)
+        if warning:
+            click.echo(warning, err=True)
         click.echo(text, nl=False)
     else:
         click.echo(render_diff_text(result), nl=False)
@@ -596,7 +692,13 @@ def merge(reports: tuple[str, ...], html_path: str | None, json_path: str | None
 
 
 @main.command("presets")
-@click.option("--show", "show", metavar="NAME", help="Print one preset's policy TOML.")
+@click.option(
+    "--show",
+    "show",
+    metavar="NAME",
+    shell_complete=_complete_presets,
+    help="Print one preset's policy TOML.",
+)
 def presets_cmd(show: str | None) -> None:
     """List the bundled policy presets, or print one to copy and edit.
 
@@ -662,6 +764,26 @@ def weights_manifest_cmd(
     if manifest["problems"]:
         click.echo("problems: " + "; ".join(manifest["problems"][:5]), err=True)
         sys.exit(EXIT_NOT_READY)
+
+
+@main.command("completion")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion_cmd(shell: str) -> None:
+    """Print the shell completion script (commands, options, example names, presets, check ids).
+
+    \b
+    Examples:
+      eval "$(ascend-audit completion bash)"                   # this shell
+      ascend-audit completion bash > /etc/bash_completion.d/ascend-audit
+      ascend-audit completion zsh > "${fpath[1]}/_ascend-audit"
+      ascend-audit completion fish > ~/.config/fish/completions/ascend-audit.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    if cls is None:  # pragma: no cover - click knows all three
+        raise UsageError(f"no completion for {shell}")
+    click.echo(cls(main, {}, "ascend-audit", "_ASCEND_AUDIT_COMPLETE").source())
 
 
 def entry() -> None:

@@ -225,10 +225,12 @@ class Report:
     policy: dict[str, Any] = field(default_factory=dict)
     duration_ms: float = 0.0
     schema_version: str = SCHEMA_VERSION
+    lang: str = "en"  # the language its human-readable outputs were rendered in; JSON stays English
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": self.schema_version,
+            "lang": self.lang,
             "tool": dict(self.tool),
             "host": dict(self.host),
             "started_at": self.started_at,
@@ -257,6 +259,7 @@ class Report:
             policy=dict(d.get("policy") or {}),
             duration_ms=float(d.get("duration_ms") or 0.0),
             schema_version=d.get("schema_version", SCHEMA_VERSION),
+            lang=d.get("lang") if d.get("lang") in ("en", "zh") else "en",
         )
 
     def layer(self, name: str) -> LayerReport | None:

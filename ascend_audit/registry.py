@@ -25,7 +25,11 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ENTRY_POINT_GROUP = "ascend_audit.checks"
-META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence")
+META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence", "tags")
+# Translated metadata sits beside the English in the same table: title_zh, remediation_zh, …
+TRANSLATED_KEYS = ("title", "rationale", "remediation")
+TRANSLATIONS = ("zh",)
+ALLOWED_KEYS = META_KEYS + tuple(f"{k}_{lang}" for k in TRANSLATED_KEYS for lang in TRANSLATIONS)
 CheckFunc = Callable[[Any], Any]
 
 
@@ -46,6 +50,21 @@ class CheckSpec:
     evidence: tuple[str, ...]
     func: CheckFunc
     origin: str
+    tags: tuple[str, ...] = ()  # as written in the metadata; see all_tags for the derived ones
+    translations: tuple[tuple[str, str], ...] = ()  # (("title_zh", "…"), …)
+
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        """Written tags, plus the concern (module name), the id family and the severity."""
+        family = self.id.split("-")[1].lower() if self.id.count("-") >= 2 else ""
+        derived = (self.origin.rsplit(".", 1)[-1], family, self.severity)
+        return tuple(dict.fromkeys(t for t in (*self.tags, *derived) if t))
+
+    def text(self, field: str, lang: str = "en") -> str:
+        """FIELD (title, rationale, remediation) in LANG, or "" when it has no translation."""
+        if lang == "en":
+            return str(getattr(self, field))
+        return dict(self.translations).get(f"{field}_{lang}", "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,12 +76,13 @@ class CheckSpec:
             "remediation": self.remediation,
             "evidence": list(self.evidence),
             "origin": self.origin,
+            "tags": list(self.all_tags),
         }
 
 
 def check(check_id: str, **meta: Any) -> Callable[[CheckFunc], CheckFunc]:
     """Mark a function as a check; metadata keywords override the module's TOML sidecar."""
-    unknown = set(meta) - set(META_KEYS)
+    unknown = set(meta) - set(ALLOWED_KEYS)
     if unknown:
         raise RegistryError(f"check {check_id}: unknown metadata {sorted(unknown)}")
 
@@ -165,12 +185,18 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     title = meta.get("title")
     if not title:
         raise RegistryError(f"check {cid} in {origin} has no title")
-    unknown = set(meta) - set(META_KEYS)
+    unknown = set(meta) - set(ALLOWED_KEYS)
     if unknown:
         raise RegistryError(f"check {cid} in {origin}: unknown metadata keys {sorted(unknown)}")
     evidence = meta.get("evidence") or ()
     if isinstance(evidence, str):
         evidence = (evidence,)
+    tags = meta.get("tags") or ()
+    if isinstance(tags, str):
+        tags = (tags,)
+    translations = tuple(
+        (k, str(meta[k]).strip()) for k in ALLOWED_KEYS[len(META_KEYS) :] if meta.get(k)
+    )
     return CheckSpec(
         cid,
         layer,
@@ -181,6 +207,8 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
         tuple(evidence),
         fn,
         origin,
+        tuple(str(t).strip().lower() for t in tags if str(t).strip()),
+        translations,
     )
 
 

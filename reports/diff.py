@@ -212,9 +212,11 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
     ]
     for n in gone:
         worse.append(f"{_key_text(npu_key(n))} disappeared")
+    hb, ha = before.host.get("hostname"), after.host.get("hostname")
     return {
-        "before": {"host": before.host.get("hostname"), "started_at": before.started_at},
-        "after": {"host": after.host.get("hostname"), "started_at": after.started_at},
+        "before": {"host": hb, "started_at": before.started_at},
+        "after": {"host": ha, "started_at": after.started_at},
+        "different_hosts": hb != ha,
         "overall": overall,
         "layers": layer_changes,
         "status_changes": status_changes,
@@ -229,38 +231,68 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
     }
 
 
+def host_warning(d: dict[str, Any]) -> str | None:
+    """The warning to print when the two reports are of different hosts, else None."""
+    if not d.get("different_hosts"):
+        return None
+    return (
+        f"warning: the reports are of different hosts ({d['before']['host']} before, "
+        f"{d['after']['host']} after): what differs may be the hosts, not a change over time"
+    )
+
+
 def render_diff_text(d: dict[str, Any]) -> str:
-    """A plain-text account of a diff, worst news first."""
-    lines = [
+    """A plain-text account of a diff: each change once, ✗ marking what got worse."""
+
+    def mark(worse: bool) -> str:
+        return "✗" if worse else "✓"
+
+    lines = []
+    warning = host_warning(d)
+    if warning:
+        lines.append(warning)
+    ob, oa = d["overall"]["before"], d["overall"]["after"]
+    overall_worse = VERDICT_RANK.get(oa, 9) > VERDICT_RANK.get(ob, 9)
+    lines += [
         f"before: {d['before']['host']} {d['before']['started_at']}",
         f"after:  {d['after']['host']} {d['after']['started_at']}",
-        f"overall: {d['overall']['before']} → {d['overall']['after']}",
+        f"overall: {ob} → {oa}" + (" ✗" if overall_worse else ""),
     ]
     if d["worse"]:
-        lines.append("\nGOT WORSE:")
-        lines += [f"  ✗ {w}" for w in d["worse"]]
-    for lc in d["layers"]:
-        lines.append(f"layer {lc['layer']}: {lc['before']} → {lc['after']}")
+        lines.append(f"got worse: {len(d['worse'])} change(s), marked ✗ below")
+    if d["layers"]:
+        lines.append("\nlayers:")
+        lines += [
+            f"  {mark(lc['worse'])} {lc['layer']}: {lc['before']} → {lc['after']}"
+            for lc in d["layers"]
+        ]
     if d["status_changes"]:
         lines.append("\nstatus changes:")
         for c in d["status_changes"]:
-            mark = "✗" if c["worse"] else "✓"
             lines.append(
-                f"  {mark} {c['id']:<16} {c['before']:>7} → {c['after']:<7} {c['summary'][:100]}"
+                f"  {mark(c['worse'])} {c['id']:<16} {c['before']:>7} → {c['after']:<7} "
+                f"{c['summary'][:100]}"
             )
-    for label, key in (("checks added", "checks_added"), ("checks removed", "checks_removed")):
-        if d[key]:
-            lines.append(f"\n{label}: " + ", ".join(f"{c['id']} ({c['status']})" for c in d[key]))
+    if d["checks_added"]:
+        lines.append("\nchecks added:")
+        lines += [
+            f"  {mark(c['status'] in ('FAIL', 'ERROR'))} {c['id']} ({c['status']})"
+            for c in d["checks_added"]
+        ]
+    if d["checks_removed"]:
+        lines.append(
+            "\nchecks removed: "
+            + ", ".join(f"{c['id']} ({c['status']})" for c in d["checks_removed"])
+        )
     if d["version_changes"]:
         lines.append("\nversion changes:")
         lines += [f"  {v['key']}: {v['before']} → {v['after']}" for v in d["version_changes"]]
-    for label, key in (
-        ("NPUs appeared", "npus_appeared"),
-        ("NPUs disappeared", "npus_disappeared"),
-    ):
-        if d[key]:
-            lines.append(f"\n{label}:")
-            lines += [f"  {_key_text(npu_key(n))} {n.get('name', '')}" for n in d[key]]
+    if d["npus_appeared"]:
+        lines.append("\nNPUs appeared:")
+        lines += [f"  {_key_text(npu_key(n))} {n.get('name', '')}" for n in d["npus_appeared"]]
+    if d["npus_disappeared"]:
+        lines.append("\nNPUs disappeared:")
+        lines += [f"  ✗ {_key_text(npu_key(n))} {n.get('name', '')}" for n in d["npus_disappeared"]]
     if d["npus_changed"]:
         lines.append("\nNPUs changed:")
         lines += [f"  {c['npu']}: {c['before']} → {c['after']}" for c in d["npus_changed"]]
@@ -270,6 +302,8 @@ def render_diff_text(d: dict[str, Any]) -> str:
         or d["version_changes"]
         or d["layers"]
         or d["npus_appeared"]
+        or d["npus_disappeared"]
+        or d["npus_changed"]
         or d["checks_added"]
         or d["checks_removed"]
     ):

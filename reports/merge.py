@@ -29,16 +29,59 @@ def _version_of(versions: dict[str, str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _node_names(reports: list[tuple[str, Report]]) -> list[str]:
-    """Hostnames, disambiguated by file name when two reports share one."""
-    hosts = [r.host.get("hostname") or os.path.basename(p) for p, r in reports]
-    dup = {h for h, n in Counter(hosts).items() if n > 1}
-    return [f"{h} ({os.path.basename(p)})" if h in dup else h for h, (p, _) in zip(hosts, reports)]
+def _started(rep: Report) -> tuple[int, str]:
+    """Sort key for "newest": the parsed start time when it parses, else the raw text."""
+    import datetime as dt
+
+    try:
+        t = dt.datetime.fromisoformat(rep.started_at.replace("Z", "+00:00"))
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=dt.timezone.utc)
+        return 1, t.astimezone(dt.timezone.utc).isoformat()
+    except (ValueError, AttributeError):
+        return 0, str(rep.started_at)
+
+
+def newest_per_node(
+    reports: list[tuple[str, Report]],
+) -> tuple[list[tuple[str, Report]], list[dict[str, Any]]]:
+    """One report per node (by hostname): the newest audit wins; returns it and what was dropped.
+
+    A fleet view that counted one node twice would report a ready fraction of nodes that do not
+    exist, and could compare a node with its own older self as if it were a peer.
+    """
+    by_host: dict[str, list[int]] = {}
+    for i, (path, rep) in enumerate(reports):
+        by_host.setdefault(rep.host.get("hostname") or f"file {path}", []).append(i)
+    keep: set[int] = set()
+    dropped: list[dict[str, Any]] = []
+    for host, idx in by_host.items():
+        best = max(idx, key=lambda i: (_started(reports[i][1]), -i))
+        keep.add(best)
+        if len(idx) > 1:
+            path, rep = reports[best]
+            dropped.append(
+                {
+                    "node": host,
+                    "kept": path,
+                    "kept_started_at": rep.started_at,
+                    "dropped": [reports[i][0] for i in idx if i != best],
+                    "message": f"node {host} given {len(idx)} times: keeping the newest audit, "
+                    f"{path} ({rep.started_at}); ignoring "
+                    + ", ".join(
+                        f"{reports[i][0]} ({reports[i][1].started_at})" for i in idx if i != best
+                    ),
+                }
+            )
+    return [r for i, r in enumerate(reports) if i in keep], dropped
 
 
 def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
-    """The fleet view of (path, report) pairs, as plain data (also the fleet JSON)."""
-    names = _node_names(reports)
+    """The fleet view of (path, report) pairs, as plain data (also the fleet JSON).
+
+    A node given more than once counts once, as its newest audit (`duplicates` says which)."""
+    reports, duplicates = newest_per_node(reports)
+    names = [rep.host.get("hostname") or os.path.basename(path) for path, rep in reports]
     check_ids: list[str] = []
     titles: dict[str, str] = {}
     for layer in LAYERS:
@@ -117,6 +160,7 @@ def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
         "nodes": nodes,
         "consistency": issues,
         "consistent": not issues,
+        "duplicates": duplicates,
         "ok": not not_ready and not issues,
     }
 
@@ -140,4 +184,6 @@ def render_fleet_text(fleet: dict[str, Any]) -> str:
         )
     for i in fleet["consistency"]:
         lines.append(f"  ✗ {i['message']}")
+    for d in fleet.get("duplicates") or []:
+        lines.append(f"  note: {d['message']}")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from ascend_audit.safe_io import open_regular
 
 __all__ = [
     "FallbackHit",
+    "FallbackScanner",
     "FallbackSummary",
     "read_text_lines",
     "scan_fallback_lines",
@@ -142,28 +143,28 @@ def _ops_in(text: str) -> str | None:
     return next((g for g in m.groups() if g), None)
 
 
-def scan_fallback_lines(
-    lines: Iterable[str] | Iterable[tuple[int, str]],
-    source: str = "<lines>",
-    max_line: int = MAX_LINE,
-) -> FallbackSummary:
-    """Find CPU fallbacks, AI CPU warnings and forced dtype casts in log lines; never raises."""
-    slots: dict[tuple[str, str], _Slot] = {}
-    problems: list[str] = []
-    scanned = truncated = 0
-    folded = False
+class FallbackScanner:
+    """Incremental fallback finder: feed it lines (`line`), then take the `summary`."""
 
-    def record(kind: str, op: str, lineno: int, message: str) -> None:
-        nonlocal folded
+    def __init__(self, source: str = "<lines>", max_line: int = MAX_LINE) -> None:
+        self.source = source
+        self.max_line = max_line
+        self.slots: dict[tuple[str, str], _Slot] = {}
+        self.problems: list[str] = []
+        self.scanned = 0
+        self.truncated = 0
+        self.folded = False
+
+    def record(self, kind: str, op: str, lineno: int, message: str) -> None:
         key = (kind, op)
-        slot = slots.get(key)
+        slot = self.slots.get(key)
         if slot is None:
-            if len(slots) >= MAX_OPERATORS:
-                folded = True
+            if len(self.slots) >= MAX_OPERATORS:
+                self.folded = True
                 key = (kind, "<other>")
-                slot = slots.setdefault(key, _Slot())
+                slot = self.slots.setdefault(key, _Slot())
             else:
-                slot = slots[key] = _Slot()
+                slot = self.slots[key] = _Slot()
         slot.lines += 1
         h = _dedup_key(message)
         if h not in slot.texts:
@@ -174,6 +175,52 @@ def scan_fallback_lines(
                 slot.first_lines.append(lineno)
                 slot.excerpts.append(message)
 
+    def line(self, lineno: int, line: str) -> None:
+        """Look at one line (lines the caller skips count as scanned through `skipped`)."""
+        self.scanned += 1
+        if len(line) > self.max_line:
+            self.truncated += 1
+            line = line[: self.max_line]
+        _scan_line(line, lineno, self.record)
+
+    def skipped(self, n: int) -> None:
+        """Lines a prefilter proved hold no fallback text."""
+        self.scanned += n
+
+    def summary(self) -> FallbackSummary:
+        problems = list(self.problems)
+        if self.truncated:
+            problems.append(
+                f"{self.truncated} line(s) longer than {self.max_line} characters were cut"
+            )
+        if self.folded:
+            problems.append(f"more than {MAX_OPERATORS} distinct operators; the rest are <other>")
+        hits = tuple(
+            sorted(
+                (
+                    FallbackHit(
+                        kind=k,
+                        operator=op,
+                        lines=sl.lines,
+                        distinct=sl.distinct,
+                        first_lines=tuple(sl.first_lines),
+                        excerpts=tuple(sl.excerpts),
+                    )
+                    for (k, op), sl in self.slots.items()
+                ),
+                key=lambda h: (h.first_lines[0] if h.first_lines else 0, h.kind, h.operator),
+            )
+        )
+        return FallbackSummary(self.source, self.scanned, hits, self.truncated, tuple(problems))
+
+
+def scan_fallback_lines(
+    lines: Iterable[str] | Iterable[tuple[int, str]],
+    source: str = "<lines>",
+    max_line: int = MAX_LINE,
+) -> FallbackSummary:
+    """Find CPU fallbacks, AI CPU warnings and forced dtype casts in log lines; never raises."""
+    sc = FallbackScanner(source, max_line)
     try:
         for i, item in enumerate(lines, 1):
             if isinstance(item, tuple):
@@ -184,34 +231,10 @@ def scan_fallback_lines(
                 line = line.decode("utf-8", errors="replace")
             elif not isinstance(line, str):
                 continue
-            scanned += 1
-            if len(line) > max_line:
-                truncated += 1
-                line = line[:max_line]
-            _scan_line(line, lineno, record)
+            sc.line(lineno, line)
     except Exception as exc:  # an unreadable stream ends the scan, not the audit
-        problems.append(f"{source}: reading stopped at line {scanned + 1}: {exc}")
-    if truncated:
-        problems.append(f"{truncated} line(s) longer than {max_line} characters were cut")
-    if folded:
-        problems.append(f"more than {MAX_OPERATORS} distinct operators; the rest are <other>")
-    hits = tuple(
-        sorted(
-            (
-                FallbackHit(
-                    kind=k,
-                    operator=op,
-                    lines=s.lines,
-                    distinct=s.distinct,
-                    first_lines=tuple(s.first_lines),
-                    excerpts=tuple(s.excerpts),
-                )
-                for (k, op), s in slots.items()
-            ),
-            key=lambda h: (h.first_lines[0] if h.first_lines else 0, h.kind, h.operator),
-        )
-    )
-    return FallbackSummary(source, scanned, hits, truncated, tuple(problems))
+        sc.problems.append(f"{source}: reading stopped at line {sc.scanned + 1}: {exc}")
+    return sc.summary()
 
 
 def _scan_line(line: str, lineno: int, record: Any) -> None:
@@ -240,7 +263,12 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
                 found_cpu = True
     if not found_cpu:
         low = low if low is not None else line.lower()
-        if ("aicpu" in low or "ai cpu" in low or "ai_cpu" in low) and _WARNING_MARK_RE.search(line):
+        device_trace = "[FUNC:" in line or "retCode" in line  # a runtime error block, not a warning
+        if (
+            ("aicpu" in low or "ai cpu" in low or "ai_cpu" in low)
+            and not device_trace
+            and _WARNING_MARK_RE.search(line)
+        ):
             m = _AI_CPU_RE.search(line)
             if m:
                 op = _ops_in(line) or "<unnamed>"

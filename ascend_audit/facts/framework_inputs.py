@@ -43,6 +43,7 @@ class ConfigInput:
     config: ServingConfig | None = None
     error: str | None = None  # unreadable or malformed: nothing could be judged from it
     pid: int | None = None
+    from_log: bool = False  # a serving log's `non-default args:` line, read whole
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,17 @@ class ServingConfigs:
 
     @property
     def configs(self) -> list[ServingConfig]:
-        return [i.config for i in self.inputs if i.config is not None and i.error is None]
+        """Readable configurations from files and processes (not those read from logs)."""
+        return [
+            i.config
+            for i in self.inputs
+            if i.config is not None and i.error is None and not i.from_log
+        ]
+
+    @property
+    def logged(self) -> list[ServingConfig]:
+        """Configurations read from the serving logs' `non-default args:` lines."""
+        return [i.config for i in self.inputs if i.config is not None and i.from_log]
 
     @property
     def errors(self) -> list[ConfigInput]:

@@ -17,10 +17,13 @@ __all__ = [
     "ConfigItem",
     "ServingConfig",
     "cudagraph_name",
+    "is_launch_script",
     "is_vllm_argv",
     "parse_config_file",
+    "parse_launch_script",
     "parse_mindie_config",
     "parse_option_json",
+    "parse_vllm_args_dict",
     "parse_vllm_argv",
     "parse_vllm_yaml",
 ]
@@ -62,6 +65,8 @@ _BOOL_FLAGS = frozenset(
         "enable_sleep_mode",
         "enable_auto_tool_choice",
         "enable_reasoning",
+        "enable_log_requests",
+        "enable_log_outputs",
         "disable_log_stats",
         "disable_log_requests",
         "disable_custom_all_reduce",
@@ -138,6 +143,14 @@ class ServingConfig:
     kv_cache_memory_bytes: int | None = None
     load_format: str | None = None
     tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    data_parallel_size: int | None = None
+    data_parallel_size_local: int | None = None
+    expert_parallel: bool | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    dtype: str | None = None
+    speculative_config: dict[str, Any] = field(default_factory=dict, hash=False)
     quantization: str | None = None
     device: str | None = None
     config_file: str | None = None
@@ -431,6 +444,16 @@ class _Builder:
             kv_cache_memory_bytes=_as_int(o.get("kv_cache_memory_bytes", o.get("kv_cache_memory"))),
             load_format=_as_str(o.get("load_format")),
             tensor_parallel_size=_as_int(o.get("tensor_parallel_size")),
+            pipeline_parallel_size=_as_int(o.get("pipeline_parallel_size")),
+            data_parallel_size=_as_int(o.get("data_parallel_size")),
+            data_parallel_size_local=_as_int(o.get("data_parallel_size_local")),
+            expert_parallel=_as_bool(o.get("enable_expert_parallel")),
+            max_num_seqs=_as_int(o.get("max_num_seqs")),
+            max_num_batched_tokens=_as_int(o.get("max_num_batched_tokens")),
+            dtype=_as_str(o.get("dtype")),
+            speculative_config=dict(o["speculative_config"])
+            if isinstance(o.get("speculative_config"), dict)
+            else {},
             quantization=_as_str(o.get("quantization")),
             device=_as_str(o.get("device")),
             config_file=_as_str(o.get("config")),
@@ -777,3 +800,141 @@ def parse_config_file(
     if '"BackendConfig"' in head or '"ServerConfig"' in head:
         return parse_mindie_config(text, source, env)
     return parse_vllm_yaml(text, source, env)
+
+
+# --- launch scripts and logged argument dicts ---------------------------------------------------
+
+_LAUNCH_RE = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?vllm\s+serve\b|vllm\.entrypoints\.")
+_SHELL_STOP = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>>", "&>", "|&"})
+_ASSIGN_RE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+
+def is_launch_script(text: str) -> bool:
+    """True when a text holds a `vllm serve …` or `python -m vllm.entrypoints…` command."""
+    if not isinstance(text, str):
+        return False
+    return any(
+        _LAUNCH_RE.search(line)
+        for line in text[:1_000_000].splitlines()
+        if not line.lstrip().startswith("#")
+    )
+
+
+def _logical_lines(text: str, problems: list[str]) -> list[tuple[int, str]]:
+    r"""(first physical line, joined text) of each shell command; `\` continuations joined.
+    A comment after a continuation backslash is dropped (what its author meant), with a note."""
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
+    start = 0
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        m = re.search(r"\\\s+#.*$", line)
+        if m:
+            problems.append(
+                f"line {n}: a comment after the line-continuation backslash; the shell would end "
+                "the command here (read as if the comment were not there)"
+            )
+            line = line[: m.start()] + "\\"
+        if not buf:
+            start = n
+            if line.lstrip().startswith("#"):
+                continue
+        if line.endswith("\\"):
+            buf.append(line[:-1])
+            continue
+        buf.append(line)
+        out.append((start, " ".join(b.strip() for b in buf)))
+        buf = []
+    if buf:
+        out.append((start, " ".join(b.strip() for b in buf)))
+    return out
+
+
+def parse_launch_script(
+    text: str, source: str, env: Mapping[str, str] | None = None
+) -> ServingConfig:
+    """A shell script or pasted command line that runs `vllm serve …` (or the api_server module):
+    continuations joined, shell variables left as they are, `export X=…` lines as environment."""
+    import shlex
+
+    src = str(source)
+    problems: list[str] = []
+    if not isinstance(text, str) or not text.strip():
+        return ServingConfig(source=src, problems=(f"{src}: empty",))
+    env_seen: dict[str, str] = dict(env or {})
+    commands: list[tuple[int, list[str]]] = []
+    for lineno, line in _logical_lines(text[:_MAX_TEXT], problems):
+        try:
+            toks = shlex.split(line, comments=True, posix=True)
+        except ValueError as exc:  # an unclosed quote: read what splits
+            problems.append(f"line {lineno}: {exc}")
+            toks = line.split()
+        while (toks and _ASSIGN_RE.match(toks[0])) or toks[:1] == ["export"]:
+            if toks[0] == "export":
+                toks = toks[1:]
+                continue
+            m = _ASSIGN_RE.match(toks[0])
+            if m:
+                env_seen[m.group(1)] = m.group(2)
+            toks = toks[1:]
+        if is_vllm_argv(toks):
+            cut = next(
+                (i for i, t in enumerate(toks) if t in _SHELL_STOP or t.startswith(">")), None
+            )
+            commands.append((lineno, toks[:cut]))
+    if not commands:
+        return ServingConfig(
+            source=src, env=_env(env_seen), problems=(f"{src}: no vllm serve command found",)
+        )
+    if len(commands) > 1:
+        problems.append(
+            f"{len(commands)} vllm commands (lines {', '.join(str(c[0]) for c in commands[:8])}); "
+            f"the first (line {commands[0][0]}) is judged"
+        )
+    first_line, argv = commands[0]
+    cfg = parse_vllm_argv(argv, src, env_seen)
+    lines = text.splitlines()
+    items = []
+    for item in cfg.items:
+        flag = (item.text.split() or [""])[0].split("=", 1)[0]
+        where = first_line
+        for n in range(first_line, min(len(lines), first_line + 400) + 1):
+            if flag and flag in lines[n - 1]:
+                where = n
+                break
+        items.append(replace(item, lineno=where))
+    return replace(
+        cfg,
+        items=tuple(items),
+        problems=tuple(p[:300] for p in (*cfg.problems, *problems)[:100]),
+    )
+
+
+def parse_vllm_args_dict(
+    text: str, source: str, lineno: int | None = None, env: Mapping[str, str] | None = None
+) -> ServingConfig:
+    """vLLM's logged `non-default args: {...}` (a Python dict repr, nested dicts included)."""
+    b = _Builder(str(source))
+    start = text.find("{") if isinstance(text, str) else -1
+    if start < 0:
+        b.problems.append("no argument dict")
+        return b.build("vllm", env)
+    value, problem = _load_json_like(text[start:])
+    if problem or not isinstance(value, dict):
+        b.problems.append(f"non-default args: {problem or 'not a dict'}")
+        return b.build("vllm", env)
+    line = text.strip()
+    for raw_key, v in value.items():
+        key = _norm_flag(str(raw_key))
+        if key == "model_tag":
+            continue
+        b.set(key, v, lineno, _arg_text(line, str(raw_key), v))
+    return b.build("vllm", env)
+
+
+def _arg_text(line: str, key: str, value: Any) -> str:
+    """The `'key': value` part of a logged dict line (the whole line when it is short)."""
+    at = line.find(f"'{key}'")
+    if len(line) <= 300 or at < 0:
+        return line[:500]
+    return line[at : at + 200]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -11,10 +12,12 @@ from ascend_audit.safe_io import open_regular
 
 __all__ = [
     "MAX_LINE_CHARS",
+    "STAGES",
     "LogHit",
     "ServingLogFacts",
     "read_text_lines",
     "scan_serving_log",
+    "scan_serving_log_file",
 ]
 
 MAX_LINE_CHARS = 64 * 1024
@@ -59,6 +62,21 @@ _CATEGORIES = (
     "config",
     "stack_errors",
     "mindie",
+    "lifecycle",
+    "deaths",
+    "error_codes",
+    "versions",
+)
+
+# How far a service got, in order; "died" is not a stage but the end of one.
+STAGES = (
+    "launched",
+    "configured",
+    "weights_loaded",
+    "kv_sized",
+    "graphs_captured",
+    "server_up",
+    "serving",
 )
 
 
@@ -111,6 +129,24 @@ class ServingLogFacts:
     config: tuple[LogHit, ...] = ()
     stack_errors: tuple[LogHit, ...] = ()
     mindie: tuple[LogHit, ...] = ()
+    lifecycle: tuple[LogHit, ...] = ()  # the first line of each stage reached (value: stage)
+    deaths: tuple[LogHit, ...] = ()  # fatal markers and final exceptions, in line order
+    error_codes: tuple[LogHit, ...] = ()  # one hit per distinct code (value: "kind:code")
+    versions: tuple[LogHit, ...] = ()  # stack versions the log states (value: version)
+    engine_kind: str | None = None  # "vllm" | "mindie" | "sglang" | "lmdeploy" | "tgi"
+    stage: str | None = None  # the last stage reached, one of STAGES
+    died: bool = False  # the log ends in death (no later restart or serving)
+    death: LogHit | None = None  # the line that proves the death (final exception first)
+    final_exception: str | None = None  # "KeyError: 'model.embed_tokens.weight'"
+    exception_where: str | None = None  # file:line the exception was raised at
+    failed_operators: tuple[str, ...] = ()  # operators named in device error blocks
+    serving_lines: int = 0  # successful requests / throughput lines
+    models_404: int = 0  # GET /v1/models answered 404
+    shut_down: bool = False  # a graceful shutdown was logged
+    collect_env: bool = False  # a pasted collect_env.py output
+    launch_args: tuple[int, str] | None = None  # (line, text) of the last `non-default args:`
+    binary_share: float = 0.0  # share of binary characters in the first MiB (file scans)
+    fallback: Any = field(default=None, compare=False)  # FallbackSummary of the same pass
     signal_counts: tuple[tuple[str, int], ...] = ()
     problems: tuple[str, ...] = field(default=())
 
@@ -128,6 +164,16 @@ class ServingLogFacts:
         found = self.hits(signal)
         return found[-1] if found else None
 
+    @property
+    def recognised(self) -> bool:
+        """The text is a serving log or a collect_env output: some signature matched."""
+        return bool(self.signal_counts or self.engine_kind or self.collect_env)
+
+    def version(self, name: str) -> str | None:
+        """A stack version the log states (torch, torch_npu, cann, vllm, vllm_ascend, driver …)."""
+        hit = next((h for h in reversed(self.versions) if h.signal == f"version_{name}"), None)
+        return str(hit.value) if hit is not None else None
+
     def count(self, signal: str) -> int:
         """How many lines matched a signal (including hits not kept)."""
         return dict(self.signal_counts).get(signal, 0)
@@ -139,6 +185,10 @@ class ServingLogFacts:
             value = getattr(self, name)
             if name in _CATEGORIES:
                 out[name] = [h.to_dict() for h in value]
+            elif isinstance(value, LogHit):
+                out[name] = value.to_dict()
+            elif name == "fallback":
+                out[name] = value.to_dict() if value is not None else None
             elif name == "signal_counts":
                 out[name] = dict(value)
             elif isinstance(value, tuple):
@@ -186,6 +236,8 @@ _CUDAGRAPH_PAIR = {("2", "0"): "FULL_DECODE_ONLY", ("2", "1"): "FULL_AND_PIECEWI
 
 def _cudagraph_name(raw: str) -> str:
     raw = raw.strip().strip("'\"").strip()
+    if raw.startswith("<"):  # enum repr: <CUDAGraphMode.PIECEWISE: 1>
+        raw = raw[1:].split(":", 1)[0]
     if raw in _CUDAGRAPH_INT:
         return _CUDAGRAPH_INT[raw]
     if raw.startswith("["):
@@ -363,6 +415,20 @@ _rule(
     "capture_sizes_adjusted",
     "graph_notes",
     _g(4, _int),
+)
+_rule(
+    "Calculated maximum supported batch sizes",
+    r"Calculated maximum supported batch sizes for ACL graph: (\d+)",
+    "max_graph_batch_sizes",
+    "graph_notes",
+    _g(1, _int),
+)
+_rule(
+    "compilation enabled on NPU",
+    r"\b(PIECEWISE|FULL(?:_DECODE_ONLY|_AND_PIECEWISE)?) compilation enabled on NPU",
+    "npu_compilation_mode",
+    "graph_notes",
+    _g(),
 )
 _rule(
     "AscendCompiler hash factors",
@@ -583,6 +649,96 @@ _rule("InvalidVersion", r"InvalidVersion", "invalid_version", "stack_errors")
 _rule(
     "source set_env.sh", r"Please run 'source set_env\.sh'", "cann_env_not_sourced", "stack_errors"
 )
+# Graph mode: refused or fallen back (FAIL) and downgraded by design (WARN)
+_rule(
+    "Torchair graph mode only works",
+    r"Torchair graph mode only works with [^.]{0,200}",
+    "torchair_refused",
+    "graph_failures",
+    _g(0),
+)
+_rule(
+    "graph mode is not supported",
+    r"(?:torchair|ACL ?[Gg]raph|aclgraph|[Gg]raph mode) (?:mode )?is not supported "
+    r"(?:for|with|on) [^.,;]{1,120}",
+    "graph_mode_refused",
+    "graph_failures",
+    _g(0),
+)
+_rule(
+    "Falling back to V0",
+    r"[Ff]alling back to V0",
+    "v0_engine_fallback",
+    "graph_failures",
+    lambda m: "V0",
+)
+_rule(
+    "ack to eager",
+    r"[Ff]all(?:ing|s)?[ _-]?back to eager",
+    "eager_fallback",
+    "graph_failures",
+    lambda m: "NONE",
+)
+_rule(
+    "lock_size",
+    r"[Bb]lock[ _]size\b[^.\n]{0,80}?\b(?:forced|set|changed|reset|overridden|adjusted)"
+    r"\s+to\s+(\d+)",
+    "block_size_forced",
+    "kv",
+    _g(1, _int),
+)
+_rule(
+    "lock size",
+    r"[Bb]lock[ _]size\b[^.\n]{0,80}?\b(?:forced|changed|reset|overridden|adjusted)\s+to\s+(\d+)",
+    "block_size_forced",
+    "kv",
+    _g(1, _int),
+)
+# Weights: tqdm progress of checkpoint shards (elapsed time) and sizes
+_rule(
+    "checkpoint shards:",
+    r"checkpoint shards:\s*(\d+)%[^\[]*\[(?:(\d+):)?(\d+):(\d+)<",
+    "weights_progress",
+    "weights",
+    lambda m: float(int(m.group(2) or 0) * 3600 + int(m.group(3)) * 60 + int(m.group(4))),
+)
+_rule(
+    "Checkpoint size:",
+    r"Checkpoint size: ([\d.]+) GiB",
+    "checkpoint_gib",
+    "weights",
+    _g(1, _num),
+)
+# Stack: harmless warnings and faults
+_rule(
+    "vllm_ascend_C",
+    r"vllm_ascend_C[^\n]{0,300}?(GLIBC_[\d.]+|GLIBCXX_[\d.]+)? not found|"
+    r"(?:Failed to import|cannot import)[^\n]{0,80}vllm_ascend[._]C\b[^\n]{0,200}",
+    "custom_ops_disabled",
+    "stack_errors",
+    _g(0),
+)
+_rule(
+    "custom ops will be disabled",
+    r"custom ops? will be disabled",
+    "custom_ops_disabled",
+    "stack_errors",
+    _g(0),
+)
+_rule(
+    "Failed to import from vllm._C",
+    r"Failed to import from vllm\._C",
+    "vllm_c_missing_harmless",
+    "graph_notes",
+)
+# Resources that kill a start
+_rule(
+    "/dev/shm",
+    r"(?:memory available in /dev/shm|/dev/shm[^\n]{0,80}(?:too small|insufficient|No space))",
+    "dev_shm_too_small",
+    "stack_errors",
+    _g(0),
+)
 # Engine
 _rule(
     "Platform plugin ascend is activated",
@@ -600,9 +756,9 @@ _rule("MindIE", r"MindIE[-_ ]?(?:LLM|Service|Server)?", "mindie_line", "mindie",
 
 _ENGINE_RE = re.compile(r"Initializing an? (?:(V\d) )?LLM engine \(v([^)]+)\)")
 _CUDAGRAPH_RE = re.compile(
-    r"['\"]cudagraph_mode['\"]\s*:\s*(\[[\d,\s]*\]|-?\d+|['\"][\w.]+['\"]|[\w.]+)"
+    r"['\"]cudagraph_mode['\"]\s*:\s*(<[\w.]+:\s*-?\d+>|\[[\d,\s]*\]|-?\d+|['\"][\w.]+['\"]|[\w.]+)"
 )
-_LEVEL_RE = re.compile(r"['\"](?:level|mode)['\"]\s*:\s*(\d+|['\"][\w.]+['\"])")
+_LEVEL_RE = re.compile(r"['\"](?:level|mode)['\"]\s*:\s*(<[\w.]+:\s*-?\d+>|\d+|['\"][\w.]+['\"])")
 _KV_KEYS = (
     "model",
     "max_model_len",
@@ -651,6 +807,361 @@ def _excerpt(line: str, start: int, end: int) -> str:
     return ("…" if lo else "") + line[lo:hi].strip() + ("…" if hi < len(line) else "")
 
 
+# --- lifecycle: how far the service got, and how it died ------------------------------------------
+
+# Prefixes that wrap a logged line: "(Worker_TP0 pid=5536) ", "[rank0]: ", a compose service
+# "name   | ", vLLM's "ERROR 11-10 01:25:12 [file.py:671] " and Ray's "… worker_base.py:572] ".
+_PREFIX_RE = re.compile(
+    r"(?:\((?:[\w.\-]+) pid=\d+[^)]{0,60}\) ?"
+    r"|\[rank\d+\]: ?"
+    r"|[A-Za-z][\w.\-]{0,60} +\| "
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?: +\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)? +"
+    r"\[?[\w.\-]+:\d+\] ?)"
+)
+_FRAME_RE = re.compile(r'^\s+File "([^"]{1,400})", line (\d+), in (\S{1,200})')
+_EXC_RE = re.compile(
+    r"^((?:[a-z_][\w]*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r"(?::\s?(.{0,400}))?$"
+)
+_PYTEST_LOC_RE = re.compile(r"^(\S{1,300}\.py):(\d+): \w+$")
+_SRC_RE = re.compile(r"([\w./\-]{1,200}\.(?:py|cpp|cc|c|h|hpp|ts)):(\d+)")
+_PTA_TAIL_RE = re.compile(
+    r"\[ERROR\] \d{4}-\d\d-\d\d-[\d:.]+ \(PID:\d+, Device:-?\d+, RankID:-?\d+\) "
+    r"(ERR\d{5})(.{0,120})"
+)
+_ACCESS_RE = re.compile(r'"(GET|POST|PUT|DELETE) (/\S{0,200}) HTTP/[\d.]+" (\d{3})')
+_OP_NAME_RE = re.compile(
+    r"\b(?:op(?:_?type|_?name)?|Op ?(?:Type|Name)|kernel(?:_name)?|node)\s*[=:\[]\s*\[?['\"]?"
+    r"([A-Za-z_][\w.]{1,80})"
+    r"|\b(aclnn[A-Z]\w{1,60})\b"
+)
+# (trigger substring, regex, kind): a line that proves the service died or cannot start.
+_FATAL: list[tuple[str, re.Pattern[str], str]] = [
+    (t, re.compile(p), k)
+    for t, p, k in (
+        ("EngineCore failed to start", r"EngineCore failed to start", "engine_core_failed"),
+        (
+            "Engine core initialization failed",
+            r"Engine core initialization failed",
+            "engine_core_failed",
+        ),
+        ("WorkerProc hit an exception", r"WorkerProc hit an exception", "worker_failed"),
+        ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
+        ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),
+        (
+            "Start mindie server",
+            r"\[?Start mindie server\]?\s*\[?(?:fail|failed|error)\]?",
+            "mindie_start_failed",
+        ),
+        ("Warmup failed", r"Warmup failed[^\n]{0,300}", "mindie_warmup_failed"),
+        ("Daemon start fail", r"Daemon start fail\w*", "mindie_start_failed"),
+        ("NPU out of memory", r"NPU out of memory\.?[^\n]{0,200}", "npu_oom"),
+        ("open device", r"open device \d+ failed", "device_open_failed"),
+        (
+            "Set visible device failed",
+            r"Set visible device failed[^\n]{0,120}",
+            "visible_devices_refused",
+        ),
+        (
+            "ASCEND_RT_VISIBLE_DEVICES",
+            r"set ASCEND_RT_VISIBLE_DEVICES:\[[^\]]*\] error[^\n]{0,80}",
+            "visible_devices_refused",
+        ),
+        (
+            "memory available in /dev/shm",
+            r"exceeds memory available in /dev/shm",
+            "dev_shm_too_small",
+        ),
+        ("Segmentation fault", r"Segmentation fault", "crashed"),
+        ("core dumped", r"core dumped", "crashed"),
+    )
+]
+_SHUTDOWN = (
+    "Shutdown initiated",
+    "Shutting down",
+    "shutting down",
+    "Received SIGTERM",
+    "Received SIGINT",
+)
+_ENGINES = (
+    ("sglang", ("sglang", "SGLang")),
+    ("lmdeploy", ("lmdeploy", "LMDeploy")),
+    ("tgi", ("text_generation_launcher", "text-generation-launcher", "text_generation_server")),
+    ("mindie", ("mindie_llm", "mindie-service", "mindie_service", "mindieservice", "MindIE")),
+    ("vllm", ("vLLM", "vllm", "Platform plugin ascend", "non-default args", "LLM engine")),
+)
+# (trigger, regex, stage, value) for the stage markers that are not already rules above.
+_STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
+    (t, re.compile(p), st)
+    for t, p, st in (
+        ("non-default args", r"non-default args:", "launched"),
+        ("args: Namespace(", r"args: Namespace\(", "launched"),
+        ("API server version", r"vLLM API server version", "launched"),
+        ("Platform plugin ascend is activated", r"Platform plugin ascend is activated", "launched"),
+        ("Start mindie server", r"Start mindie server", "launched"),
+        ("LLM engine", r"Initializing an? (?:V\d )?LLM engine", "configured"),
+        ("Loading weights took", r"Loading weights took", "weights_loaded"),
+        ("Loading model weights took", r"Loading model weights took", "weights_loaded"),
+        ("Model loading took", r"Model loading took", "weights_loaded"),
+        ("KV cache size:", r"KV cache size: [\d,]+ tokens", "kv_sized"),
+        ("blocks:", r"# (?:npu|NPU|gpu|GPU|cuda|CUDA) blocks: \d+", "kv_sized"),
+        ("init engine", r"init engine \(profile, create kv cache", "kv_sized"),
+        ("Graph capturing finished", r"Graph capturing finished", "graphs_captured"),
+        (
+            "is compiled successfully",
+            r"Batchsize \d+ is compiled successfully: (\d+)/\1\b",
+            "graphs_captured",
+        ),
+        ("Application startup complete", r"Application startup complete", "server_up"),
+        ("Uvicorn running on", r"Uvicorn running on", "server_up"),
+        ("Starting vLLM API server", r"Starting vLLM API server", "server_up"),
+        ("Daemon start success", r"Daemon start success", "server_up"),
+        ("throughput:", r"Avg (?:prompt|generation) throughput: [\d.]+", "serving"),
+        ("Generated text:", r"Generated text:", "serving"),
+        ("Processed prompts", r"Processed prompts: +100%", "serving"),
+    )
+]
+_VERSION_RULES: list[tuple[str, re.Pattern[str], str]] = [
+    (t, re.compile(p), name)
+    for t, p, name in (
+        ("PyTorch version", r"^PyTorch version\s*:\s*(\S+)", "torch"),
+        ("torch", r"^\[(?:pip3?|conda)\]\s+torch==(\S+)", "torch"),
+        ("torch", r"^\[(?:pip3?|conda)\]\s+torch[-_]npu==(\S+)", "torch_npu"),
+        ("vllm", r"^\[(?:pip3?|conda)\]\s+vllm==(\S+)", "vllm"),
+        ("vllm", r"^\[(?:pip3?|conda)\]\s+vllm[-_]ascend==(\S+)", "vllm_ascend"),
+        ("vLLM Version", r"^vLLM Version\s*:\s*(\S+)", "vllm"),
+        ("vLLM Ascend Version", r"^vLLM Ascend Version\s*:\s*(\S+)", "vllm_ascend"),
+        ("API server version", r"vLLM API server version (\S+)", "vllm"),
+        ("torch_npu_version", r"'torch_npu_version': '([^']+)'", "torch_npu"),
+        ("npu-smi", r"npu-smi (\d\S*)\s+Version:", "driver"),
+        ("/usr/local/Ascend/cann-", r"/usr/local/Ascend/cann-(\d[\w.\-]*?)/", "cann"),
+        ("mindietorch", r"^\[(?:pip3?|conda)\]\s+mindie[-_]?llm==(\S+)", "mindie"),
+    )
+]
+
+
+class _Life:
+    """The lifecycle part of a scan: stages, deaths, exceptions, error codes, versions."""
+
+    def __init__(self, scan: _Scan) -> None:
+        self.scan = scan
+        self.stage_idx = -1
+        self.stage_seen: set[str] = set()
+        self.in_tb = False
+        self.frame: tuple[str, str] | None = None
+        self.exc: LogHit | None = None
+        self.exc_where: str | None = None
+        self.exc_name = ""
+        self.death: LogHit | None = None
+        self.died_at = 0  # line of the last fatal event (0: none)
+        self.progress_after = False
+        self.shutdown = False
+        self.serving = 0
+        self.models_404 = 0
+        self.codes: dict[tuple[str, str], int] = {}
+        self.operators: list[str] = []
+        self.engine_votes: dict[str, int] = {}
+        self.votes = 0
+        self.cann_block = False
+        self.collect_env = False
+        self.block_until = 0  # error block: the scanner reads every line up to here
+
+    def stage(self, name: str, lineno: int, text: str) -> None:
+        idx = STAGES.index(name)
+        if name not in self.stage_seen:
+            self.stage_seen.add(name)
+            self.scan.hit(f"stage_{name}", "lifecycle", name, lineno, text)
+        if self.died_at and idx <= 1:
+            # A new launch after a death: a restart; the earlier death stays in `deaths`.
+            self.died_at = 0
+            self.exc = None
+            self.exc_where = None
+            self.death = None
+            self.stage_idx = idx
+            return
+        if self.died_at and idx >= 5:
+            self.progress_after = True
+        self.stage_idx = max(self.stage_idx, idx)
+
+    def fatal(self, kind: str, lineno: int, text: str, value: Scalar = None) -> None:
+        if self.shutdown:
+            return
+        self.scan.hit(kind, "deaths", value if value is not None else kind, lineno, text)
+        self.died_at = lineno
+        self.progress_after = False
+        if self.death is None or self.death.signal not in ("final_exception",):
+            self.death = LogHit(
+                kind, value if value is not None else kind, self.scan.source, lineno, text
+            )
+        self.block_until = max(self.block_until, lineno + 64)
+
+    def line(self, lineno: int, line: str) -> None:
+        pos = 0
+        while True:
+            m = _PREFIX_RE.match(line, pos)
+            if not m or m.end() == pos:
+                break
+            pos = m.end()
+        body = line[pos:] if pos else line
+        self._codes(lineno, line)
+        if body.lstrip().startswith('File "'):
+            fm = _FRAME_RE.match(body)
+            if fm:
+                self.frame = (fm.group(1), fm.group(2))
+                self.block_until = max(self.block_until, lineno + 64)
+                return
+        if "Traceback (most recent call last)" in body:
+            if not body.startswith((" ", "\t")):
+                self.in_tb = True
+                self.frame = None
+            self.block_until = max(self.block_until, lineno + 400)
+            return
+        if body.startswith("E   "):  # pytest's report of the raised exception
+            body = body[1:].lstrip()
+            self.in_tb = True
+        elif self.exc is not None and self.exc_where is None and body.endswith(self.exc_name):
+            pm = _PYTEST_LOC_RE.match(body)
+            if pm:  # pytest: "path/worker.py:227: AssertionError"
+                self.exc_where = f"{pm.group(1)}:{pm.group(2)}"
+                return
+        if body[:1].isalpha():
+            em = _EXC_RE.match(body.rstrip())
+            if em and (self.in_tb or em.group(2)):
+                self._exception(em, lineno, line, body)
+        for trigger, rx, kind in _FATAL:
+            if trigger in body:
+                fm2 = rx.search(body)
+                if fm2:
+                    self.fatal(kind, lineno, _excerpt(line, 0, len(line)), _clip(fm2.group(0)))
+        if "[ERROR]" in body and "ERR" in body:
+            tm = _PTA_TAIL_RE.search(body)
+            if tm:
+                self.fatal("torch_npu_error", lineno, _excerpt(line, 0, len(line)), tm.group(1))
+        if any(s in body for s in _SHUTDOWN) and "died unexpectedly" not in body:
+            self.shutdown = True
+            self.scan.hit("shutdown", "lifecycle", "shutdown", lineno, _excerpt(line, 0, len(line)))
+        for trigger, rx, st in _STAGE_RULES:
+            if trigger in body and rx.search(body):
+                self.stage(st, lineno, _excerpt(line, 0, len(line)))
+        if "HTTP/" in body:
+            am = _ACCESS_RE.search(body)
+            if am:
+                self.access(am.group(2), am.group(3), lineno, line)
+        if self.died_at and lineno <= self.block_until:
+            om = _OP_NAME_RE.search(body)
+            if om and len(self.operators) < 16:
+                name = om.group(1) or om.group(2)
+                if name and name not in self.operators:
+                    self.operators.append(name)
+        for trigger, rx, name in _VERSION_RULES:
+            if trigger in body:
+                vm = rx.search(body)
+                if vm:
+                    self.scan.hit(f"version_{name}", "versions", vm.group(1), lineno, _clip(body))
+        if body.startswith("CANN:") or body.startswith("Collecting environment information"):
+            self.collect_env = True
+            self.cann_block = body.startswith("CANN:")
+        elif self.cann_block and body.startswith("version="):
+            self.scan.hit("version_cann", "versions", body[8:].strip(), lineno, _clip(body))
+            self.cann_block = False
+        if self.votes < 64:
+            for names in _ENGINES:
+                if any(n in body for n in names[1]):
+                    self.engine_votes[names[0]] = self.engine_votes.get(names[0], 0) + 1
+                    self.votes += 1
+                    break
+
+    def access(self, path: str, status: str, lineno: int, line: str) -> None:
+        if status.startswith("2") and not path.startswith(("/health", "/metrics", "/ping")):
+            self.serving += 1
+            if self.serving == 1:
+                self.stage("serving", lineno, _excerpt(line, 0, len(line)))
+            elif self.died_at:
+                self.progress_after = True
+        elif status == "404" and path.startswith("/v1/models"):
+            self.models_404 += 1
+            if self.models_404 == 3:
+                self.fatal("models_404", lineno, _excerpt(line, 0, len(line)), "GET /v1/models 404")
+        elif status.startswith("5"):
+            self.scan.hit("http_5xx", "deaths", status, lineno, _excerpt(line, 0, len(line)))
+
+    def _exception(self, em: re.Match[str], lineno: int, line: str, body: str) -> None:
+        name, msg = em.group(1), (em.group(2) or "").strip()
+        where = None
+        if self.frame is not None:
+            where = f"{self.frame[0]}:{self.frame[1]}"
+        else:
+            sm = _SRC_RE.search(msg)
+            if sm:
+                where = f"{sm.group(1)}:{sm.group(2)}"
+        self.in_tb = False
+        self.frame = None
+        text = _clip(f"{name}: {msg}" if msg else name)
+        if name in ("KeyboardInterrupt", "SystemExit") or self.shutdown:
+            return
+        hit = LogHit(
+            "final_exception", text, self.scan.source, lineno, _excerpt(line, 0, len(line))
+        )
+        self.scan.hit("final_exception", "deaths", text, lineno, hit.text)
+        self.exc, self.exc_where, self.exc_name = hit, where, name
+        self.death = hit
+        self.died_at = lineno
+        self.progress_after = False
+        self.block_until = max(self.block_until, lineno + 64)
+
+    def _codes(self, lineno: int, line: str) -> None:
+        if not _CODE_HINT_RE.search(line):
+            return
+        from ascend_audit.facts.error_codes import find_codes
+
+        for code, kind, start, end in find_codes(line):
+            key = (kind, code)
+            n = self.codes.get(key, 0)
+            self.codes[key] = n + 1
+            if n == 0 and len(self.codes) <= 64:
+                self.scan.hit(
+                    "error_code",
+                    "error_codes",
+                    f"{kind}:{code}",
+                    lineno,
+                    _excerpt(line, start, end),
+                )
+
+    def dead(self) -> bool:
+        return bool(self.died_at) and not self.progress_after and not self.shutdown
+
+    def engine_kind(self) -> str | None:
+        if not self.engine_votes:
+            return None
+        for name, _ in _ENGINES:  # a named other engine wins over vLLM mentions
+            votes = self.engine_votes.get(name, 0)
+            many = name == "mindie" or votes >= self.engine_votes.get("vllm", 0) / 4
+            if name != "vllm" and votes >= 1 and many:
+                return name
+        return "vllm" if "vllm" in self.engine_votes else None
+
+
+_CODE_HINT_RE = re.compile(
+    r"ERR\d|MIE\d|E[A-Z]\d{4}|E[1-9]\d{4}|error code|result =|failed: \d|retCode=|ret ?[=:] ?\d"
+)
+
+
+def _clip(text: str, n: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+_GRAPH_PROOF = ("graph_capture_finished", "aclgraph_replaying", "torchair_compiled")
+
+
+def _proves_graph(hit: LogHit) -> bool:
+    """A line that proves graphs are in effect: capture finished, replay, torchair compiled
+    (a capture progress bar proves it only at 100 %)."""
+    if hit.signal in _GRAPH_PROOF:
+        return True
+    return hit.signal == "graph_capturing" and "100%" in hit.text
+
+
 class _Scan:
     """Mutable accumulator for one scan; frozen into ServingLogFacts at the end."""
 
@@ -663,6 +1174,8 @@ class _Scan:
         self.problems: list[str] = []
         self.engine: str | None = None
         self.usage: LogHit | None = None
+        self.life = _Life(self)
+        self.launch_args: tuple[int, str] | None = None
 
     def problem(self, msg: str) -> None:
         if len(self.problems) < _MAX_PROBLEMS:
@@ -706,6 +1219,8 @@ class _Scan:
         m = _LEVEL_RE.search(line)
         if m:
             level = _literal(m.group(1))
+            if isinstance(level, str) and level.startswith("<"):  # <CompilationMode.X: 3>
+                level = _int(level.rstrip(">").rsplit(":", 1)[-1].strip())
             if isinstance(level, str):
                 level = {"NONE": 0, "VLLM_COMPILE": 3}.get(level.rsplit(".", 1)[-1])
             self.hit(
@@ -722,6 +1237,7 @@ class _Scan:
             )
 
     def line(self, lineno: int, line: str) -> None:
+        self.life.line(lineno, line)
         if "LLM engine" in line:
             m = _ENGINE_RE.search(line)
             if m:
@@ -735,6 +1251,8 @@ class _Scan:
                     self.config_line(line, lineno, from_engine=True)
         elif "args: Namespace(" in line or "non-default args:" in line:
             self.config_line(line, lineno, from_engine=False)
+            if "non-default args:" in line:
+                self.launch_args = (lineno, line[line.index("non-default args:") :])
         if "KV cache usage" in line:
             m = _USAGE_RE.search(line)
             if m:
@@ -764,7 +1282,7 @@ class _Scan:
                         self.values["weights_load_seconds"] = _num(m.group(2))
 
     def graph_mode(self) -> str:
-        graph = bool(self.cats["graph"])
+        graph = any(_proves_graph(h) for h in self.cats["graph"])
         torchair = any(
             h.signal.startswith("torchair") for h in self.cats["graph"] + self.cats["graph_notes"]
         )
@@ -810,6 +1328,17 @@ class _Scan:
         ee = v.get("config_enforce_eager")
         gmu = f("config_gpu_memory_utilization")
         block = i("config_block_size")
+        forced = i("block_size_forced") or i("block_size_forced_128")
+        if forced and self.counts.get("kernel_block_size_mismatch", 0) == 0:
+            block = forced  # the engine overrode the asked-for block size
+        life = self.life
+        died = life.dead()
+        load_s = f("weights_load_seconds")
+        if load_s is None and self.counts.get("weights_progress"):
+            load_s = max(
+                (float(h.value) for h in self.cats["weights"] if h.signal == "weights_progress"),
+                default=None,
+            )
         return ServingLogFacts(
             source=self.source,
             lines_read=lines_read,
@@ -835,7 +1364,7 @@ class _Scan:
             max_model_len=i("config_max_model_len"),
             gpu_memory_utilization=gmu,
             alloc_conf=s("alloc_conf"),
-            weights_load_seconds=f("weights_load_seconds"),
+            weights_load_seconds=load_s,
             weights_gb=f("weights_gb"),
             checkpoint_format=s("checkpoint_format"),
             load_format=s("config_load_format"),
@@ -844,6 +1373,18 @@ class _Scan:
             cpu_offload_gb=f("config_cpu_offload_gb"),
             tensor_parallel_size=i("config_tensor_parallel_size"),
             quantization=s("config_quantization"),
+            engine_kind=life.engine_kind(),
+            stage=STAGES[life.stage_idx] if life.stage_idx >= 0 else None,
+            died=died,
+            death=life.death if died else None,
+            final_exception=str(life.exc.value) if died and life.exc else None,
+            exception_where=life.exc_where if died and life.exc else None,
+            failed_operators=tuple(life.operators) if died else (),
+            serving_lines=life.serving,
+            models_404=life.models_404,
+            shut_down=life.shutdown,
+            collect_env=life.collect_env,
+            launch_args=self.launch_args,
             signal_counts=tuple(sorted(self.counts.items())),
             problems=tuple(self.problems),
             **{c: tuple(sorted(self.cats[c], key=lambda h: h.lineno)) for c in _CATEGORIES},
@@ -882,3 +1423,225 @@ def scan_serving_log(lines: Iterable[tuple[int, str]], source: str) -> ServingLo
     if lines_read == 0:
         scan.problem("log is empty")
     return scan.freeze(lines_read, long_lines)
+
+
+# --- one fast pass over a file -------------------------------------------------------------------
+
+CHUNK_BYTES = 1 << 20
+TAIL_BYTES = 256 * 1024  # the end of a log is read line by line: that is where it dies
+HEAD_LINES = 100_000  # until the server is up (or this many lines) every line is read
+GARBAGE_SAMPLE = 1 << 20
+_BAD_CHARS = "\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27))
+# After start-up, only lines with one of these can change a verdict (errors, tracebacks,
+# restarts, warnings, KV usage, fallbacks, MindIE daemon); every other line is skipped in C.
+_MID_RE = re.compile(
+    rb"E(?:rror|RR|xception|ngine ?[Cc]ore|[A-Z]\d{4})|T(?:raceback|he operator)|xception"
+    rb"|LLM (?:engine|API)|W(?:arning|ARN)|KV cache usage|D(?:aemon|evice do)|CPU|Shut"
+)
+_USAGE_B_RE = re.compile(rb"KV cache usage: ([\d.]+)%")
+_OK_ACCESS = b'HTTP/1.1" 2'
+_MODELS_404 = b'/v1/models HTTP/1.1" 404'
+
+
+def _decode(raw: bytes) -> tuple[str, bool]:
+    text = raw[: MAX_LINE_CHARS * 4].decode("utf-8", errors="replace")
+    long = len(text) > MAX_LINE_CHARS or len(raw) > MAX_LINE_CHARS * 4
+    if long:
+        text = text[:MAX_LINE_CHARS]
+    if text.endswith("\r"):
+        text = text[:-1]
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return text, long
+
+
+def _line_start(block: bytes, lo: int, at: int) -> int:
+    """Start of the line holding `at`, not before `lo` (which is a line start)."""
+    nl = block.rfind(b"\n", lo, at)
+    return lo if nl < 0 else nl + 1
+
+
+class _FileScan:
+    """Chunked reader: every line in the head, the tail and error blocks; candidates elsewhere."""
+
+    def __init__(self, source: str, size: int, fallback: Any) -> None:
+        self.scan = _Scan(source)
+        self.fallback = fallback
+        self.lineno = 0
+        self.long_lines = 0
+        self.tail_from = max(0, size - TAIL_BYTES)
+        self.sample_bad = 0
+        self.sample_seen = 0
+
+    def handle(self, raw: bytes) -> None:
+        self.lineno += 1
+        text, long = _decode(raw)
+        if long:
+            self.long_lines += 1
+        if self.sample_seen < GARBAGE_SAMPLE:
+            self.sample_seen += len(text) + 1
+            self.sample_bad += sum(text.count(c) for c in _BAD_CHARS if c in text)
+        self.scan.line(self.lineno, text)
+        if self.fallback is not None:
+            self.fallback.line(self.lineno, text)
+
+    def usage_line(self, block: bytes, ls: int, nl: int) -> None:
+        """A periodic metrics line: only its KV usage and the proof that the engine lives."""
+        self.lineno += 1
+        if self.fallback is not None:
+            self.fallback.skipped(1)
+        scan, life = self.scan, self.scan.life
+        m = _USAGE_B_RE.search(block, ls, nl)
+        if m is None:
+            return
+        scan.counts["kv_usage_pct"] = scan.counts.get("kv_usage_pct", 0) + 1
+        pct = _num(m.group(1).decode("ascii"))
+        if pct is not None and (scan.usage is None or pct > (scan.usage.value or 0)):  # type: ignore[operator]
+            text, _ = _decode(block[ls:nl])
+            a = text.find("GPU KV cache usage")
+            scan.usage = LogHit(
+                "kv_usage_pct",
+                pct,
+                scan.source,
+                self.lineno,
+                _excerpt(text, max(a, 0), max(a, 0) + 30),
+            )
+        if life.died_at:
+            life.progress_after = True
+
+    def full(self, offset: int) -> bool:
+        life = self.scan.life
+        return (
+            (life.stage_idx < 5 and self.lineno < HEAD_LINES)
+            or self.lineno < life.block_until
+            or offset >= self.tail_from
+        )
+
+    def skip(self, block: bytes, a: int, b: int) -> None:
+        """Lines [a, b) hold no candidate: count them, and their successful requests."""
+        n = block.count(b"\n", a, b)
+        life = self.scan.life
+        ok = block.count(_OK_ACCESS, a, b)
+        if ok:
+            if life.serving == 0:
+                at = block.find(_OK_ACCESS, a, b)
+                ls = _line_start(block, a, at)
+                le = block.find(b"\n", at, b)
+                le = b if le < 0 else le
+                lineno = self.lineno + block.count(b"\n", a, ls) + 1
+                text, _ = _decode(block[ls:le])
+                life.access("/", "200", lineno, text)
+                ok -= 1
+            life.serving += ok
+            if ok and life.died_at:
+                life.progress_after = True
+        if block.count(_MODELS_404, a, b):
+            at = block.find(_MODELS_404, a, b)
+            while 0 <= at < b:
+                ls = _line_start(block, a, at)
+                le = block.find(b"\n", at, b)
+                le = b if le < 0 else le
+                lineno = self.lineno + block.count(b"\n", a, ls) + 1
+                text, _ = _decode(block[ls:le])
+                life.access("/v1/models", "404", lineno, text)
+                at = block.find(_MODELS_404, le, b)
+        self.lineno += n
+        if self.fallback is not None:
+            self.fallback.skipped(n)
+
+    def block(self, block: bytes, base: int) -> None:
+        """A run of whole lines (ending in a newline, or the last line of the file)."""
+        pos, n = 0, len(block)
+        while pos < n:
+            if self.full(base + pos):
+                nl = block.find(b"\n", pos)
+                nl = n if nl < 0 else nl
+                self.handle(block[pos:nl])
+                pos = nl + 1
+                continue
+            stop = n if base + n <= self.tail_from else max(pos, self.tail_from - base)
+            m = _MID_RE.search(block, pos, stop)
+            if m is None:
+                # Up to `stop`, then (if the tail starts inside this block) line by line.
+                cut = block.rfind(b"\n", pos, stop) + 1 if stop < n else n
+                cut = max(cut, pos)
+                self.skip(block, pos, cut)
+                if cut == pos and stop < n:
+                    nl = block.find(b"\n", pos)
+                    nl = n if nl < 0 else nl
+                    self.handle(block[pos:nl])
+                    cut = nl + 1
+                pos = cut
+                continue
+            ls = _line_start(block, pos, m.start())
+            self.skip(block, pos, ls)
+            nl = block.find(b"\n", m.end())
+            nl = n if nl < 0 else nl
+            if (
+                m.group() == b"KV cache usage"
+                and self.scan.life.stage_idx >= 6
+                and not _MID_RE.search(block, m.end(), nl)
+            ):
+                self.usage_line(block, ls, nl)
+            else:
+                self.handle(block[ls:nl])
+            pos = nl + 1
+
+
+def scan_serving_log_file(
+    path: str,
+    source: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    fallbacks: bool = True,
+) -> ServingLogFacts:
+    """Scan a serving log file once, in 1 MiB chunks and bounded memory; the operator layer's
+    fallback warnings are collected in the same pass (`facts.fallback`). Raises OSError only."""
+    from dataclasses import replace
+
+    from ascend_audit.facts.fallback_log import FallbackScanner
+
+    src = str(source if source is not None else path)
+    with open(path, "rb") as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+        except OSError:
+            size = 0
+        fs = _FileScan(src, size, FallbackScanner(src) if fallbacks else None)
+        pending = b""
+        done = 0
+        skipping = False
+        while True:
+            data = fh.read(CHUNK_BYTES)
+            if not data:
+                break
+            base = done - len(pending)
+            done += len(data)
+            buf = pending + data if pending else data
+            if skipping:  # the rest of an over-long line
+                nl = buf.find(b"\n")
+                if nl < 0:
+                    pending = b""
+                    continue
+                base += nl + 1
+                buf = buf[nl + 1 :]
+                skipping = False
+            end = buf.rfind(b"\n") + 1
+            if end == 0:
+                if len(buf) > MAX_LINE_CHARS * 4:
+                    fs.handle(buf[: MAX_LINE_CHARS * 4 + 1])
+                    pending, skipping = b"", True
+                else:
+                    pending = buf
+                continue
+            fs.block(buf[:end], base)
+            pending = buf[end:]
+            if progress is not None:
+                progress(done, size)
+        if pending and not skipping:
+            fs.block(pending, done - len(pending))
+    facts = fs.scan.freeze(fs.lineno, fs.long_lines)
+    if fs.lineno == 0:
+        facts = replace(facts, problems=(*facts.problems, "log is empty"))
+    share = fs.sample_bad / fs.sample_seen if fs.sample_seen else 0.0
+    summary = fs.fallback.summary() if fs.fallback is not None else None
+    return replace(facts, binary_share=round(share, 4), fallback=summary)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
@@ -30,10 +29,8 @@ from ascend_audit.safe_io import open_regular
 
 CONFIG_CAP = 16 * 1024 * 1024
 BENCH_CAP = 64 * 1024 * 1024
-GARBAGE_SAMPLE = 1024 * 1024  # characters of a log sampled for binary garbage
-GARBAGE_SHARE = 0.10
+GARBAGE_SHARE = 0.10  # binary share of a log's first MiB above which it is not a text log
 MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
-_BAD_CHARS = frozenset("\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,20 +112,31 @@ _OPTION_KEYS = ("torchair_graph_config", "ascend_scheduler_config", "ascend_comp
 
 
 def _parse_config_text(text: str, path: str, env: dict[str, str] | None = None) -> Any:
-    """MindIE config.json, a standalone --additional-config JSON, or vLLM YAML / JSON."""
-    from ascend_audit.facts.serving_config import parse_config_file, parse_option_json
+    """MindIE config.json, a standalone --additional-config JSON, a `vllm serve …` launch
+    script or command line, or vLLM YAML / JSON."""
+    from ascend_audit.facts.serving_config import (
+        is_launch_script,
+        parse_config_file,
+        parse_launch_script,
+        parse_option_json,
+    )
 
     head = text.lstrip()[:4096]
     if head.startswith("{") and '"model"' not in head and any(k in head for k in _OPTION_KEYS):
         return parse_option_json(text, path, "additional_config")
+    if not head.startswith("{") and is_launch_script(text):
+        return parse_launch_script(text, path, env)
     return parse_config_file(text, path, env)
 
 
 def _unreadable(cfg: Any) -> str | None:
-    """A config that yielded no value at all: the parser's first problem."""
+    """A config that yielded no value at all: the parser's first problem, naming the file."""
     if cfg.items or cfg.options:
         return None
-    return "; ".join(cfg.problems[:2]) or "no serving option found"
+    why = "; ".join(cfg.problems[:2]) or "no serving option found"
+    if not why.startswith(cfg.source):
+        why = f"{cfg.source}: {why}"
+    return why + " (not a vLLM command line / YAML, --additional-config JSON or MindIE config.json)"
 
 
 def _process_config(ctx: Context, proc: ProcessInfo, kind: str) -> ConfigInput:
@@ -174,60 +182,76 @@ def serving_configs(ctx: Context) -> ServingConfigs:
     for proc in procs:
         kind = is_serving(proc) or ""
         inputs.append(_process_config(ctx, proc, kind))
+    inputs += _logged_args(ctx)
     return ServingConfigs(tuple(inputs), tuple(procs))
+
+
+def _logged_args(ctx: Context) -> list[ConfigInput]:
+    """The `non-default args: {...}` line of each serving log, read whole as a configuration."""
+    from ascend_audit.facts.serving_config import parse_vllm_args_dict
+
+    out = []
+    for item in ctx.fact(SERVING_LOGS) if ctx.inputs.serving_logs else ():
+        f = item.facts
+        if f is None or item.error or not f.launch_args:
+            continue
+        lineno, text = f.launch_args
+        cfg = parse_vllm_args_dict(text, item.path, lineno)
+        if cfg.items:
+            out.append(ConfigInput(f"{item.path}:{lineno}", cfg, from_log=True))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
 # serving logs
 
 
-class _GarbageMeter:
-    """Counts binary characters in the first MiB of a log while the scanner streams it."""
+def _scan_with_progress(local: str, path: str) -> Any:
+    """One scan of a log, with a progress bar on a TTY for inputs over 100 MB."""
+    import os
 
-    def __init__(self) -> None:
-        self.seen = 0
-        self.bad = 0
+    from ascend_audit.facts.serving_log import scan_serving_log_file
+    from ascend_audit.progress import byte_progress
 
-    def watch(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-        for item in lines:
-            if self.seen < GARBAGE_SAMPLE:
-                text = item[1]
-                self.seen += len(text)
-                self.bad += sum(1 for ch in text if ch in _BAD_CHARS)
-            yield item
+    size = os.stat(local).st_size
+    with byte_progress(f"reading {path}", size) as advance:
+        seen = [0]
 
-    @property
-    def garbage(self) -> bool:
-        return self.seen > 0 and self.bad / self.seen > GARBAGE_SHARE
+        def moved(done: int, _total: int) -> None:
+            advance(done - seen[0])
+            seen[0] = done
+
+        return scan_serving_log_file(local, path, moved)
 
 
 @gatherer(SERVING_LOGS, "framework")
 def serving_logs(ctx: Context) -> list[LogInput]:
-    """Each --serving-log streamed once through the scanner, in bounded memory."""
-    from ascend_audit.facts.serving_log import read_text_lines, scan_serving_log
-
+    """Each --serving-log read once, in 1 MiB chunks and bounded memory; the operator layer's
+    fallback warnings come from the same pass (`LogInput.facts.fallback`)."""
     out: list[LogInput] = []
     for path in ctx.inputs.serving_logs:
         local = ctx.host.input_path(path)
         if local is None:
             out.append(LogInput(path, None, f"{path}: no such file"))
             continue
-        meter = _GarbageMeter()
         start = time.monotonic()
         try:
-            facts = scan_serving_log(meter.watch(read_text_lines(local)), path)
+            facts = _scan_with_progress(local, path)
         except OSError as exc:
             out.append(LogInput(path, None, f"{path}: cannot read ({exc.strerror})"))
             continue
         took = time.monotonic() - start
         error = None
-        if meter.garbage:
-            share = 100 * meter.bad / meter.seen
+        if facts.binary_share > GARBAGE_SHARE:
+            share = 100 * facts.binary_share
             error = f"{path}: not a text log ({share:.0f} % of its first MiB is binary)"
         elif facts.lines_read == 0:
             error = f"{path}: log is empty"
-        elif any(p.startswith("reading stopped") for p in facts.problems):
-            error = f"{path}: {next(p for p in facts.problems if p.startswith('reading'))}"
+        elif not facts.recognised:
+            error = (
+                f"{path}: neither a serving log nor a collect_env output (no vLLM, MindIE, "
+                f"torch_npu or CANN line in its {facts.lines_read:,} lines)"
+            )
         out.append(LogInput(path, facts, error, took))
     return out
 

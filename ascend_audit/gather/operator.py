@@ -6,7 +6,8 @@ import os
 from typing import Any
 
 from ascend_audit.context import Context, gatherer
-from ascend_audit.facts.fallback_log import FallbackSummary, read_text_lines, scan_fallback_lines
+from ascend_audit.facts.fallback_log import FallbackSummary
+from ascend_audit.facts.framework_inputs import SERVING_LOGS
 from ascend_audit.facts.operator_inputs import (
     FALLBACK_LOGS,
     PROFILER,
@@ -82,14 +83,11 @@ def profiler(ctx: Context) -> OperatorTraces:
 
 @gatherer(FALLBACK_LOGS, "operator")
 def fallback_logs(ctx: Context) -> ServingLogs:
-    """Fallback warnings in every --serving-log, streamed line by line."""
+    """Fallback warnings of every --serving-log, from the one pass that reads each log."""
     out: list[tuple[str, FallbackSummary | None]] = []
-    for given in ctx.inputs.serving_logs:
-        local = ctx.host.input_path(given)
-        if local is None or not os.path.isfile(local):
-            out.append((given, None))
-            continue
-        out.append((given, scan_fallback_lines(read_text_lines(local), source=given)))
+    for item in ctx.fact(SERVING_LOGS):
+        facts = item.facts
+        out.append((item.path, facts.fallback if facts is not None else None))
     return ServingLogs(tuple(out))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ascend_audit.context import Context
-from ascend_audit.facts.framework_inputs import PROBE
+from ascend_audit.facts.framework_inputs import PROBE, SERVING_CONFIGS
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
@@ -17,6 +17,7 @@ from .inputs import (
     item_evidence,
     logs,
     serving_env,
+    unless_dead,
 )
 
 _EAGER_FIX = (
@@ -61,18 +62,50 @@ def _requested(cfgs: list[Any], f: Any) -> tuple[str | None, Evidence | None]:
     return None, None
 
 
+_WEAKER = ("PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE", "FULL")
+_REFUSED_FIX = {
+    "torchair_refused": "Torchair graph mode does not support this model: use ACL graph "
+    "(--compilation-config cudagraph_mode) or a model torchair supports.",
+    "graph_mode_refused": "The engine refused the graph mode for this model: choose a "
+    "cudagraph_mode the model supports, or upgrade vllm-ascend.",
+    "aclgraph_unsupported_model": "ACL graph does not support this model: use torchair graph "
+    "mode (vllm-ascend <= 0.11) or a release that supports it.",
+    "v0_engine_fallback": "The V1 engine fell back to V0 (no graph mode on NPU): remove the "
+    "setting the log names, or upgrade vLLM / vllm-ascend.",
+    "eager_fallback": "The engine fell back to eager mode: fix what the log names before it.",
+}
+_CAPTURE_FIX = (
+    "Stream / SQ-CQ exhaustion: reduce cudagraph_capture_sizes or TP, set "
+    "HCCL_OP_EXPANSION_MODE=AIV, upgrade the driver (HDK >= 25.5.1 for FULL_AND_PIECEWISE)."
+)
+
+
 def _fallbacks(cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
-    """A fallback line in the log: what was asked for is not what runs."""
+    """A fallback line: to NONE (eager) is a FAIL; to a weaker graph mode, by design, a WARN."""
     out = []
     for f in scans:
         for hit in f.graph_fallbacks[:2]:
             req, req_ev = _requested(cfgs, f)
             eff = hit.value if isinstance(hit.value, str) else f.cudagraph_mode
+            text = (
+                f"requested cudagraph_mode {req or '(default)'} but {eff} took effect "
+                f"({hit.source}:{hit.lineno})"
+            )
+            ev = [e for e in (req_ev, hit_evidence(hit)) if e]
+            if eff in _WEAKER:
+                out.append(
+                    warn(
+                        f"{text}: the engine downgraded it by design ({hit.text[:160]})",
+                        ev,
+                        "A downgrade the engine makes for this model (e.g. MLA attention "
+                        "supports FULL only for decode); ask for the mode it runs to silence it.",
+                    )
+                )
+                continue
             out.append(
                 fail(
-                    f"requested cudagraph_mode {req or '(default)'} but {eff} took effect "
-                    f"({hit.source}:{hit.lineno})",
-                    [e for e in (req_ev, hit_evidence(hit)) if e],
+                    text,
+                    ev,
                     "Use a cudagraph_mode the model and vllm-ascend support on NPU (see the "
                     "fallback line), or upgrade vllm-ascend / the driver.",
                 )
@@ -83,13 +116,45 @@ def _fallbacks(cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
 def _failures(scans: list[Any]) -> list[Outcome]:
     out = []
     for f in scans:
-        for hit in f.graph_failures[:2]:
+        for hit in f.graph_failures[:3]:
+            refused = hit.signal in _REFUSED_FIX
+            what = "graph mode refused" if refused else "graph capture failed"
             out.append(
                 fail(
-                    f"graph capture failed: {hit.signal} ({hit.source}:{hit.lineno})",
+                    f"{what}: {hit.signal} ({hit.source}:{hit.lineno}): {str(hit.value)[:160]}",
                     [hit_evidence(hit)],
-                    "Stream / SQ-CQ exhaustion: reduce cudagraph_capture_sizes or TP, "
-                    "upgrade the driver (HDK >= 25.5.1 for FULL_AND_PIECEWISE).",
+                    _REFUSED_FIX.get(hit.signal, _CAPTURE_FIX),
+                )
+            )
+        capture = f.last("graph_capturing")
+        finished = any(h.signal == "graph_capture_finished" for h in f.graph)
+        if f.died and capture and f.death and capture.lineno < f.death.lineno and not finished:
+            out.append(
+                fail(
+                    f"the engine died while capturing graphs ({capture.source}:"
+                    f"{capture.lineno} → {f.death.source}:{f.death.lineno}: "
+                    f"{str(f.death.value)[:120]})",
+                    [hit_evidence(capture), hit_evidence(f.death)],
+                    "Graph capture of this model/feature fails on this stack: run it "
+                    "without the feature (or eager) until vllm-ascend supports it.",
+                )
+            )
+    return out
+
+
+def _pruned(scans: list[Any]) -> list[Outcome]:
+    """ACL graph capture sizes cut to a handful: most batch sizes then run eager."""
+    out = []
+    for f in scans:
+        hit = f.last("capture_sizes_adjusted") or f.last("max_graph_batch_sizes")
+        if hit is not None and isinstance(hit.value, int) and hit.value <= 8:
+            out.append(
+                warn(
+                    f"only {hit.value} ACL graph batch sizes fit ({hit.source}:{hit.lineno}); "
+                    "other batch sizes run without a graph",
+                    [hit_evidence(hit)],
+                    "Set HCCL_OP_EXPANSION_MODE=AIV (FFTS+ uses streams), lower TP/PP per node, "
+                    "or upgrade vllm-ascend (>= 0.21 no longer prunes capture sizes).",
                 )
             )
     return out
@@ -153,20 +218,45 @@ def _env(ctx: Context, scans: list[Any], eager: bool) -> list[Outcome]:
 
 
 def _proof(cfgs: list[Any], scans: list[Any]) -> Outcome:
+    """PASS only on a line that proves graphs run; asked for but unproven is a WARN."""
+    from ascend_audit.facts.serving_log import _proves_graph
+
     for f in reversed(scans):
-        if f.graph:
-            hit = f.last("graph_capture_finished") or f.graph[0]
+        proof = [h for h in f.graph if _proves_graph(h)]
+        if proof:
+            hit = f.last("graph_capture_finished") or proof[-1]
             mode = f.cudagraph_mode or "graph"
             return passed(
                 f"graph mode in effect ({mode}): {hit.source}:{hit.lineno}", [hit_evidence(hit)]
             )
     ev = [item_evidence(i) for c in cfgs for i in [c.item("cudagraph_mode")] if i]
-    return passed("graph mode requested (no --enforce-eager); no serving log confirms capture", ev)
+    asked = next((c.cudagraph_mode for c in cfgs if c.cudagraph_mode), None)
+    for f in scans:
+        note = f.last("npu_compilation_mode") or f.last("torchair_enabled")
+        if note is not None:
+            ev.append(hit_evidence(note))
+            asked = asked or ("torchair" if note.signal == "torchair_enabled" else note.value)
+    started = [h for f in scans for h in f.graph]
+    ev += [hit_evidence(h) for h in started[-1:]]
+    return warn(
+        f"graph mode {asked or ''} requested (no --enforce-eager) but not proven: no log line "
+        "shows capture finished, replay, or torchair compiled".replace("  ", " "),
+        ev,
+        "Pass the serving log through start-up (it prints 'Graph capturing finished' or "
+        "'Batchsize N is compiled successfully').",
+    )
 
 
 def _graph_signals(f: Any) -> bool:
     """A log that says anything about the engine or its graph mode."""
-    return bool(f.engine or f.graph_mode != "unknown" or f.graph_failures or f.env_conflicts)
+    return bool(
+        f.engine
+        or f.graph_mode != "unknown"
+        or f.graph_failures
+        or f.env_conflicts
+        or f.graph_notes
+        or f.graph
+    )
 
 
 @check("FWK-GRAPH-001")
@@ -174,7 +264,8 @@ def graph_mode(ctx: Context) -> Outcome:
     unusable = cannot_judge(ctx)
     if unusable:
         return unusable
-    cfgs = [c for c in configs(ctx) if c.engine == "vllm"]
+    logged = ctx.fact(SERVING_CONFIGS).logged
+    cfgs = [c for c in [*configs(ctx), *logged] if c.engine == "vllm"]
     scans = [f for f in logs(ctx) if f.engine != "mindie"]
     if not cfgs and not any(_graph_signals(f) for f in scans):
         if engine_of(ctx) == "mindie":
@@ -186,10 +277,11 @@ def graph_mode(ctx: Context) -> Outcome:
         *_fallbacks(cfgs, scans),
         *eager,
         *_failures(scans),
+        *_pruned(scans),
         *_legacy(ctx, cfgs, scans),
         *_env(ctx, scans, is_eager),
     ]
     if not is_eager:
         findings.append(_proof(cfgs, scans))
     ok = next((o.summary for o in findings if o.status.value == "PASS"), "graph mode")
-    return worst(findings, ok)
+    return unless_dead(ctx, worst(findings, ok))

@@ -13,7 +13,7 @@ from ascend_audit.facts.framework_inputs import (
     ProbeRun,
 )
 from ascend_audit.facts.keys import FactKey
-from ascend_audit.model import Evidence, Outcome, error, skip
+from ascend_audit.model import Evidence, Outcome, Status, error, skip
 
 T = TypeVar("T")
 
@@ -112,6 +112,42 @@ def hit_evidence(hit: Any, **values: Any) -> Evidence:
     return Evidence(
         "log", where(hit.source, hit.lineno), hit.text, {hit.signal: hit.value, **values}
     )
+
+
+def code_evidence(hit: Any, info: Any) -> Evidence:
+    """Evidence of one error code: the log line, and what the catalog says about the code."""
+    return Evidence(
+        "log",
+        where(hit.source, hit.lineno),
+        hit.text,
+        {
+            "code": info.code,
+            "kind": info.kind,
+            "meaning": info.meaning,
+            "layer": info.layer,
+            "causes": list(info.causes),
+            "catalog_source": info.source,
+        },
+    )
+
+
+def dead_logs(ctx: Context) -> list[Any]:
+    """Serving logs that end in death."""
+    return [f for f in logs(ctx) if f.died]
+
+
+def unless_dead(ctx: Context, out: Outcome) -> Outcome:
+    """A PASS stands on a working engine: when a log shows the engine died, it is a WARN."""
+    dead = dead_logs(ctx)
+    if out.status is not Status.PASS or not dead:
+        return out
+    d = dead[0].death
+    out.status = Status.WARN
+    out.summary = (
+        f"{out.summary}; but the engine died ({d.source}:{d.lineno}), so this proves nothing "
+        "about a working service (see FWK-LIFE-001)"
+    )
+    return out
 
 
 def input_errors(ctx: Context, *kinds: str) -> list[Evidence]:

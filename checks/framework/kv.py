@@ -16,6 +16,7 @@ from .inputs import (
     item_evidence,
     logs,
     serving_env,
+    unless_dead,
 )
 
 _FATAL_KV = {
@@ -200,4 +201,4 @@ def kv_cache_paging(ctx: Context) -> Outcome:
     ]
     if not findings:
         return skip("no block size, memory share or KV capacity in the serving configs or logs")
-    return worst(findings, "; ".join(o.summary for o in findings[:3]))
+    return unless_dead(ctx, worst(findings, "; ".join(o.summary for o in findings[:3])))

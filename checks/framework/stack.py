@@ -17,6 +17,7 @@ from .inputs import (
     optional_fact,
     probe_evidence,
     probe_problem,
+    unless_dead,
 )
 
 _TABLE_CSV = {
@@ -55,6 +56,16 @@ _LOG_STACK = {
     "device_type_unknown": "log: vllm-ascend failed to infer the device type",
     "cann_env_not_sourced": "log: CANN environment not sourced (set_env.sh)",
     "invalid_version": "log: vLLM version unreadable (InvalidVersion; set VLLM_VERSION)",
+    "custom_ops_disabled": "log: vllm-ascend's custom operators cannot load ({value})",
+    "dev_shm_too_small": "log: /dev/shm is too small for Ray's object store",
+}
+_LOG_FIX = {
+    "custom_ops_disabled": "vllm_ascend_C was built against a newer glibc / libstdc++ than this "
+    "image has: use the vllm-ascend image or wheel built for this OS (e.g. the openEuler image), "
+    "or build vllm-ascend from source here. (`Failed to import from vllm._C` is harmless on "
+    "Ascend; this one is not.)",
+    "dev_shm_too_small": "Give the container a larger /dev/shm (docker run --shm-size, or an "
+    "emptyDir of medium Memory in Kubernetes).",
 }
 
 
@@ -143,8 +154,87 @@ def _log_findings(ctx: Context) -> list[Outcome]:
     out = []
     for f in logs(ctx):
         for h in f.stack_errors:
-            text = _LOG_STACK.get(h.signal, f"log: {h.signal}").format(value=h.value)
-            out.append(fail(f"{text} ({h.source}:{h.lineno})", [hit_evidence(h)]))
+            text = _LOG_STACK.get(h.signal, f"log: {h.signal}").format(value=str(h.value)[:160])
+            out.append(
+                fail(f"{text} ({h.source}:{h.lineno})", [hit_evidence(h)], _LOG_FIX.get(h.signal))
+            )
+    return out
+
+
+def _stated_versions(ctx: Context, f: Any) -> dict[str, str]:
+    """Versions a log or pasted collect_env output states, filled from the driver layer."""
+    names = ("torch", "torch_npu", "cann", "vllm", "vllm_ascend", "driver", "mindie")
+    got = {n: v for n in names if (v := f.version(n))}
+    files = optional_fact(ctx, "version_files")
+    for name, attr in (("cann", "cann_version"), ("driver", "driver_version")):
+        if name not in got and getattr(files, attr, None):
+            got[name] = getattr(files, attr)
+    return got
+
+
+def _version_findings(ctx: Context) -> list[Outcome]:
+    """Judge the stack a log states (collect_env paste, engine lines) like the live probe."""
+    from ascend_audit.facts import compat
+
+    out: list[Outcome] = []
+    for f in logs(ctx):
+        v = _stated_versions(ctx, f)
+        torch, npu, cann, hdk = v.get("torch"), v.get("torch_npu"), v.get("cann"), v.get("driver")
+        hits = list(f.versions)
+        if not hits or (not f.collect_env and len(v) < 2):
+            continue  # a serving log naming its vLLM version only: nothing to pair
+        where = f"{f.source}: " if len(logs(ctx)) > 1 else ""
+        answers = []
+        if torch and npu:
+            answers.append(compat.check_torch_torch_npu(torch, npu))
+        if npu and cann:
+            answers.append(compat.check_torch_npu_cann(npu, cann))
+        if v.get("vllm_ascend"):
+            answers.append(
+                compat.check_vllm_ascend(
+                    v["vllm_ascend"], vllm=v.get("vllm"), cann=cann, torch=torch, torch_npu=npu
+                )
+            )
+        if cann and hdk:
+            answers.append(compat.check_cann_hdk(cann, hdk))
+        ev = [hit_evidence(h) for h in hits[-8:]]
+        stated = ", ".join(f"{k} {val}" for k, val in v.items())
+        if not answers:
+            out.append(
+                warn(
+                    f"{where}the log states {stated}: not enough to judge a pairing",
+                    ev,
+                    "Paste the whole collect_env.py output (with the CANN block), or audit with "
+                    "--python so the probe reads the versions.",
+                )
+            )
+            continue
+        for a in answers:
+            o = _compat(a)
+            o.summary = f"{where}{o.summary} (stated in {f.source})"
+            o.evidence = ev + o.evidence
+            out.append(o)
+        missing = [
+            label
+            for label, absent in (
+                (
+                    "vllm-ascend (vLLM is stated: upstream collect_env.py?)",
+                    v.get("vllm") and not v.get("vllm_ascend") and not v.get("mindie"),
+                ),
+                ("CANN", not cann),
+            )
+            if absent
+        ]
+        if missing and f.collect_env:
+            out.append(
+                warn(
+                    f"{where}{f.source} does not state {' or '.join(missing)}: the stack is only "
+                    "partly judged",
+                    ev,
+                    "Run vllm-ascend's collect_env.py (it prints the CANN and vLLM Ascend "
+                    "versions), or audit with --python.",
+                )
+            )
     return out
 
 
@@ -160,7 +250,9 @@ def stack_compatibility(ctx: Context) -> Outcome:
     findings = _log_findings(ctx)
     if run.facts is not None:
         findings = [passed("probe", [probe_evidence(run)]), *_probe_findings(ctx, run), *findings]
-    elif not findings:
+    else:
+        findings += _version_findings(ctx)
+    if run.facts is None and not findings:
         return skip(
             (run.refused + "; no stack error in the logs")
             if run.refused
@@ -168,10 +260,11 @@ def stack_compatibility(ctx: Context) -> Outcome:
             "runs) and no stack error in the logs"
         )
     if run.facts is None:
-        return worst(findings, "no stack error in the serving logs")
+        ok = "; ".join(o.summary for o in findings if o.status.value == "PASS")
+        return unless_dead(ctx, worst(findings, ok or "no stack error in the serving logs"))
     out = worst(findings, "torch_npu imports; every version pairing is in the release tables")
     out.summary = f"{_installed(run.facts)}: {out.summary}"
-    return out
+    return unless_dead(ctx, out)
 
 
 def _installed(f: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ascend_audit.context import Context
 from ascend_audit.facts.fallback_log import FallbackHit
+from ascend_audit.facts.framework_inputs import SERVING_LOGS
 from ascend_audit.facts.operator_inputs import FALLBACK_LOGS, PROFILER, OperatorTraces, ServingLogs
 from ascend_audit.model import Evidence, Outcome, error, fail, skip, warn, worst
 from ascend_audit.registry import check
@@ -26,7 +27,18 @@ def host_fallback(ctx: Context) -> Outcome:
         *_log_findings(logs, ctx.policy["operator.host_fallback_fail"]),
         *_timeline_findings(traces),
     ]
+    if not findings and not traces.timelines and _died_before_serving(ctx):
+        return skip(
+            "the engine died before it served (see FWK-LIFE-001): no operator ran, so the "
+            "absence of fallback warnings proves nothing"
+        )
     return worst(findings, _ok_summary(logs, traces))
+
+
+def _died_before_serving(ctx: Context) -> bool:
+    """Every serving log ends in death before the engine served a request."""
+    scans = [i.facts for i in ctx.fact(SERVING_LOGS) if i.facts is not None]
+    return bool(scans) and all(f.died and f.stage != "serving" for f in scans)
 
 
 def _hits(logs: ServingLogs, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, FallbackHit]]]:

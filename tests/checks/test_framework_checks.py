@@ -80,7 +80,9 @@ def test_v0_fixture_block_counts_and_load_times(tmp_path):
     kv = report.result("FWK-KV-001")
     assert any(e.source == f"{log}:111" and "# npu blocks: 6250" in e.excerpt for e in kv.evidence)
     wgt = report.result("FWK-WGT-001")
-    assert wgt.status is Status.PASS
+    # The pytest session ends in "AssertionError: Error in memory profiling" (worker.py:227):
+    # the engine died, so a fast load is no proof of a working service (issue 14).
+    assert wgt.status is Status.WARN and "the engine died" in wgt.summary
     assert "2.14 s" in wgt.summary and cites(wgt, f"{log}:128")
     fw = report.inventory["framework"]
     assert fw["engine"] == "vllm" and fw["graph_mode"] == "eager" and fw["load_seconds"] == 2.14
@@ -161,7 +163,9 @@ def test_graph_legacy_keys_warn(tmp_path):
 def test_graph_legacy_keys_fine_on_old_vllm_ascend(tmp_path):
     log = write(tmp_path, "old.log", "INFO [api_server.py:1] vLLM API server version 0.11.0\n")
     r = judge(tmp_path, "FWK-GRAPH-001", serving_configs=[YAML], serving_logs=[log])
-    assert r.status is Status.PASS
+    # No legacy-key finding on 0.11; graph mode asked for but no capture line: at most WARN.
+    assert r.status is Status.WARN
+    assert "legacy" not in r.summary and "not proven" in r.summary
 
 
 def test_graph_env_conflicts_in_log_fail(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from shared_fixtures import DATA, fixture_files, read_fixture
+from shared_fixtures import DATA, fixture, fixture_files, read_fixture
 
 from ascend_audit.facts.serving_config import (
     cudagraph_name,
@@ -190,3 +190,91 @@ def test_cudagraph_names() -> None:
     assert cudagraph_name([2, 1]) == "FULL_AND_PIECEWISE"
     assert cudagraph_name("CUDAGraphMode.piecewise") == "PIECEWISE"
     assert cudagraph_name(None) is None and cudagraph_name(True) is None
+
+
+# --- launch scripts and logged argument dicts (issue 14) -------------------------------------
+
+LAUNCH = "field/launch_and_args/"
+
+
+def test_launch_script_with_continuations_json_and_a_comment_after_the_backslash() -> None:
+    from ascend_audit.facts.serving_config import is_launch_script, parse_launch_script
+
+    name = (
+        LAUNCH + "launch_310P_Qwen3.5-27B_TP4_additional-config_ascend_compilation_config"
+        "_FULL_DECODE_ONLY_mtp_vllm-ascend-PR10309.partial.sh"
+    )
+    text = fixture(name).read_text()
+    assert is_launch_script(text)
+    c = parse_launch_script(text, "run.sh")
+    assert (c.engine, c.model, c.tensor_parallel_size) == ("vllm", "/model", 4)
+    assert (c.max_num_seqs, c.max_model_len, c.gpu_memory_utilization) == (16, 16384, 0.8)
+    assert c.cudagraph_mode == "FULL_DECODE_ONLY" and c.enable_prefix_caching is False
+    assert c.additional_config["ascend_compilation_config"]["enable_npugraph_ex"] is True
+    assert c.speculative_config == {"method": "qwen3_5_mtp", "num_speculative_tokens": 1}
+    assert any("comment after the line-continuation" in p for p in c.problems)
+    assert c.item("max_num_seqs").lineno == 6  # evidence points at the script line
+    assert c.item("speculative_config").lineno == 20
+
+
+def test_launch_script_of_four_nodes_keeps_shell_variables() -> None:
+    from ascend_audit.facts.serving_config import parse_launch_script
+
+    name = (
+        LAUNCH + "launch_4node_DSV3_DP8_TP4_EP_headless_additional-config_torchair"
+        "_ascend_scheduler_vllm-ascend-3534.sh"
+    )
+    c = parse_launch_script(fixture(name).read_text(), "nodes.sh")
+    assert c.options["data_parallel_address"] == "${HCCL_IF_IP}"  # left as it is
+    assert (c.data_parallel_size, c.data_parallel_size_local, c.tensor_parallel_size) == (8, 2, 4)
+    assert c.expert_parallel is True and c.max_num_seqs == 8
+    assert c.legacy_keys == ("torchair_graph_config", "ascend_scheduler_config")
+    assert any("4 vllm commands" in p for p in c.problems)
+
+
+def test_api_server_module_command_exports_and_redirections() -> None:
+    from ascend_audit.facts.serving_config import parse_launch_script
+
+    text = (
+        "#!/bin/bash\n"
+        "# start the server\n"
+        "export ASCEND_RT_VISIBLE_DEVICES=0,1\n"
+        "export TASK_QUEUE_ENABLE=2\n"
+        "MODEL=/models/qwen\n"
+        "nohup python -m vllm.entrypoints.openai.api_server --model $MODEL \\\n"
+        "    --tensor-parallel-size 2 --block-size 64 \\\n"
+        "    --max-num-seqs 32 > server.log 2>&1 &\n"
+    )
+    c = parse_launch_script(text, "start.sh")
+    assert c.engine == "vllm" and c.model == "$MODEL"
+    assert (c.tensor_parallel_size, c.block_size, c.max_num_seqs) == (2, 64, 32)
+    assert c.env == {"ASCEND_RT_VISIBLE_DEVICES": "0,1", "TASK_QUEUE_ENABLE": "2"}
+    assert c.item("block_size").lineno == 7
+
+
+def test_non_default_args_dict_is_read_whole() -> None:
+    from ascend_audit.facts.serving_config import parse_vllm_args_dict
+
+    name = (
+        LAUNCH + "non-default_args_and_engine_config_vllm0.11.0rc3_utils233_cudagraph_mode"
+        "_int0_torchair_DSV3_vllm-ascend-3534.partial.log"
+    )
+    line = fixture(name).read_text().splitlines()[1]
+    c = parse_vllm_args_dict(line, "vllm.log", 2)
+    assert c.additional_config == {
+        "ascend_scheduler_config": {"enabled": True},
+        "torchair_graph_config": {"enabled": True},
+    }
+    assert c.legacy_keys == ("torchair_graph_config", "ascend_scheduler_config")
+    assert (c.tensor_parallel_size, c.data_parallel_size, c.max_num_seqs) == (4, 8, 8)
+    assert c.item("gpu_memory_utilization").lineno == 2
+    bad = parse_vllm_args_dict("non-default args: {'a': ", "x.log", 1)
+    assert bad.problems and not bad.items
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "echo hello\nls -l\n", "vllm\n"])
+def test_launch_script_without_a_vllm_command(text: str) -> None:
+    from ascend_audit.facts.serving_config import parse_launch_script
+
+    c = parse_launch_script(text, "x.sh")
+    assert not c.items and c.problems and c.problems[0].startswith("x.sh")

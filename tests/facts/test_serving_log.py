@@ -293,6 +293,14 @@ def test_torchair_is_graph_despite_cudagraph_none() -> None:
         'compilation_config={"cudagraph_mode":0}\n'
         "Capturing torchair graph, this usually takes 1 minute\n"
     )
+    assert f.graph_mode == "unknown"  # capture started: not yet proof that graphs run
+    f = scan_text(
+        "Torchair compilation enabled on NPU. Setting CUDAGraphMode to NONE\n"
+        "Initializing a V1 LLM engine (v0.11.0) with config: model='m', "
+        'compilation_config={"cudagraph_mode":0}\n'
+        "Capturing torchair graph, this usually takes 1 minute\n"
+        "Batchsize 8 is compiled successfully: 1/1.\n"
+    )
     assert f.graph_mode == "graph"
 
 

@@ -36,6 +36,7 @@ def test_every_listed_command_is_covered_below():
                 "policy-keys",
                 "presets",
                 "weights-manifest",
+                "completion",
             ]
         ),
     ],
@@ -88,6 +89,9 @@ def _bad_invocations(tmp):
         (["presets", "--show", "nope"], ["nope", "a2-vllm"]),
         (["weights-manifest", absent], ["MODEL_DIR", "absent.json"]),
         (["weights-manifest", str(tmp), "--samples", "0"], ["--samples", "1"]),
+        (["completion", "tcsh"], ["tcsh", "bash", "zsh", "fish"]),
+        (["checks", "--tag", "nope"], ["--tag", "nope", "network"]),
+        (["run", "--lang", "fr"], ["--lang", "fr", "zh", "en"]),
         (["no-such-command"], ["no-such-command"]),
     ]
 
@@ -103,6 +107,7 @@ COVERED = {
     "policy-keys",
     "presets",
     "weights-manifest",
+    "completion",
 }
 
 

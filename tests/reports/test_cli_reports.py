@@ -106,7 +106,7 @@ def test_diff_cli_exit_codes_and_json(tmp_path):
     b = _write(tmp_path, "b.json", driver_down_report())
     out = audit("diff", a, b, "--json", str(tmp_path / "d.json"))
     assert out.returncode == 1, out.stderr
-    assert "GOT WORSE" in out.stdout
+    assert "got worse" in out.stdout
     assert json.loads((tmp_path / "d.json").read_text())["got_worse"] is True
     out = audit("diff", a, a, "--json", "-")
     assert out.returncode == 0 and json.loads(out.stdout)["got_worse"] is False
@@ -214,3 +214,35 @@ def test_help_stays_light():
         timeout=60,
     )
     assert out.returncode == 0 and out.stdout.strip() == "", out.stdout
+
+
+def test_merge_keeps_the_newest_audit_of_a_node_and_says_so(tmp_path):
+    old, new = ready_report("n1"), mixed_report()
+    new.host["hostname"] = "n1"
+    old.started_at, new.started_at = "2026-11-30T08:00:00+00:00", "2026-12-01T08:00:00+00:00"
+    fleet = merge_reports([("new.json", new), ("old.json", old), ("n2.json", ready_report("n2"))])
+    assert fleet["node_count"] == 2
+    assert [n["node"] for n in fleet["nodes"]] == ["n1", "n2"]
+    assert fleet["nodes"][0]["file"] == "new.json"
+    (dup,) = fleet["duplicates"]
+    assert dup["kept"] == "new.json" and dup["dropped"] == ["old.json"]
+    paths = [_write(tmp_path, "old.json", old), _write(tmp_path, "new.json", new)]
+    out = audit("merge", *paths, "--json", str(tmp_path / "fleet.json"))
+    assert "node n1 given 2 times: keeping the newest audit" in out.stdout
+    assert json.loads((tmp_path / "fleet.json").read_text())["node_count"] == 1
+
+
+def test_diff_warns_on_different_hosts_and_prints_each_change_once(tmp_path):
+    a = _write(tmp_path, "a.json", ready_report("n1"))
+    b = _write(tmp_path, "b.json", driver_down_report())
+    out = audit("diff", a, b)
+    assert out.stdout.startswith("warning: the reports are of different hosts (n1 before")
+    body = [line.strip() for line in out.stdout.splitlines() if "→" in line]
+    assert len(body) == len(set(body)), out.stdout
+    changed = [line for line in body if line.startswith("✗ DRV-NPU-001")]
+    assert len(changed) == 1, out.stdout
+    out = audit("diff", a, b, "--json", "-")
+    assert json.loads(out.stdout)["different_hosts"] is True
+    assert "different hosts" in out.stderr
+    same = _write(tmp_path, "c.json", ready_report("n1"))
+    assert "warning" not in audit("diff", a, same).stdout
