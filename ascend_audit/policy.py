@@ -90,6 +90,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "required_layers": (_layers, LAYERS, "layers whose verdict decides the exit code"),
         "fail_on": (_choice("warn", "fail"), "fail", "exit 1 on warnings too when 'warn'"),
         "command_timeout": (_pos_num, 10.0, "seconds each node command may take"),
+        "check_timeout": (
+            _pos_num,
+            30.0,
+            "seconds a plug-in check (--checks-dir, entry point) may run before it is an ERROR",
+        ),
     },
     "driver": {
         "expected_npu_count": (_pos_int, None, "NPUs (cards) the node must show"),

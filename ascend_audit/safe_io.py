@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import stat
+from collections.abc import Iterator
 from typing import IO
 
 MAX_HOPS = 40
@@ -246,3 +247,24 @@ def readlink_in_root(root: str, path: str) -> str:
         return os.readlink(name, dir_fd=fd)
     finally:
         os.close(fd)
+
+
+LINE_CAP = 1 << 20  # characters of one line of a table (a CSV row); longer lines are cut out
+OVERLONG = "<line longer than the cap: skipped>\n"
+
+
+def bounded_lines(fh: IO[str], limit: int = LINE_CAP) -> Iterator[str]:
+    """The lines of a text file, never holding more than `limit` characters of one: a longer
+    line is read through in pieces and yielded as OVERLONG (a malformed row to its reader)."""
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith("\n"):
+            yield line
+            continue
+        while True:  # the rest of the overlong line
+            rest = fh.readline(limit)
+            if not rest or rest.endswith("\n"):
+                break
+        yield OVERLONG

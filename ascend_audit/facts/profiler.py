@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ascend_audit.safe_io import open_regular
+from ascend_audit.safe_io import bounded_lines, open_regular
 
 __all__ = [
     "AiCpuOp",
@@ -977,7 +977,7 @@ def _summarize_csv(p: Path, layout: _Layout, acc: _Acc) -> None:
                 v.clear()
 
     with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
-        lines = (line.replace("\x00", "") for line in fh)
+        lines = (line.replace("\x00", "") for line in bounded_lines(fh))
         reader = csv.reader(lines)
         first = True
         while True:
@@ -1116,7 +1116,7 @@ def parse_op_statistic(path: str | os.PathLike[str]) -> OpStatistic:
         problems: list[str] = []
         bad = 0
         with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
-            reader = csv.reader(line.replace("\x00", "") for line in fh)
+            reader = csv.reader(line.replace("\x00", "") for line in bounded_lines(fh))
             next(reader, None)
             while True:
                 try:

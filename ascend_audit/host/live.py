@@ -26,7 +26,7 @@ from ascend_audit.host.base import (
     StatInfo,
     parse_proc_status,
 )
-from ascend_audit.redact import redact_argv, redact_env
+from ascend_audit.redact import allowed_env, redact_argv, redact_env
 from ascend_audit.safe_io import (
     listdir_in_root,
     read_bytes,
@@ -134,6 +134,19 @@ def _drain(stream: Any, sink: bytearray, cap: int, overflow: threading.Event) ->
         return
 
 
+_RUNNING: set[int] = set()  # process groups of the commands running now
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_running_children() -> None:
+    """SIGKILL every command's process group still running (Ctrl-C, SIGTERM)."""
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
 def execute(
     argv: list[str] | tuple[str, ...],
     timeout: float,
@@ -170,6 +183,23 @@ def execute(
     except OSError as exc:
         return CommandResult(shown, "error", error=f"{type(exc).__name__}: {exc}")
 
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc.pid)
+    try:
+        return _wait(proc, shown, start, timeout, cap)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc.pid)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], shown: tuple[str, ...], start: float, timeout: float, cap: int
+) -> CommandResult:
+    """Collect a started command's output within its timeout and output cap."""
     out, err = bytearray(), bytearray()
     overflow = threading.Event()
     readers = [
@@ -343,8 +373,11 @@ class LiveHost(Host):
     def run_many(
         self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
     ) -> list[CommandResult]:
+        """Run commands concurrently; the whole batch shares one deadline of `timeout`, so 128
+        hung per-NPU queries take one timeout, not 128 / workers of them."""
         wanted = [tuple(a) for a in argvs]
         t = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + t
         with self._lock:
             todo = list(dict.fromkeys(a for a in wanted if a not in self._cache))
         if todo:
@@ -352,16 +385,34 @@ class LiveHost(Host):
                 done = [self._run_one(todo[0], t)]
             else:
                 workers = min(self.max_workers, len(todo))
-                with ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd") as pool:
-                    done = list(pool.map(lambda a: self._run_one(a, t), todo))
+                pool = ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd")
+                try:
+                    done = list(pool.map(lambda a: self._run_before(a, t, deadline), todo))
+                except BaseException:  # Ctrl-C, SIGTERM: do not wait for the commands
+                    kill_running_children()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                pool.shutdown()
             with self._lock:
                 self._cache.update(zip(todo, done))
         with self._lock:
             return [self._cache[a] for a in wanted]
 
+    def _run_before(self, argv: tuple[str, ...], timeout: float, deadline: float) -> CommandResult:
+        left = deadline - time.monotonic()
+        if left <= 0.05:
+            return CommandResult(
+                tuple(redact_argv(argv)),
+                "timeout",
+                error=f"not started: its batch's shared deadline of {timeout:g} s had passed",
+            )
+        return self._run_one(argv, left)
+
     # node identity and processes --------------------------------------------------------
     def env(self) -> dict[str, str]:
-        return redact_env(self._environ)
+        """The allowlisted variables of the audit's environment (redact.ENV_ALLOWLIST_*),
+        redacted: what checks read, and all that `collect` records."""
+        return allowed_env(self._environ)
 
     def identity(self) -> dict[str, str]:
         hostname = self.read_text("/etc/hostname")

@@ -25,8 +25,10 @@ from ascend_audit.host.base import (
     ProcessInfo,
     StatInfo,
 )
+from ascend_audit.host.tarscan import TarScanError, scan_tar
 from ascend_audit.redact import redact_text
 from ascend_audit.safe_io import kind_of, open_in_root, open_regular, read_bytes
+from ascend_audit.safe_write import publish_dir, staging_dir, write_stream
 
 FORMAT = "ascend-audit-snapshot"
 FORMAT_VERSION = 1
@@ -35,6 +37,7 @@ MAX_BUNDLE_BYTES = 8 * 1024**3  # unpacked size refused beyond this (a decompres
 MAX_RATIO = 200  # unpacked / packed, for bundles over 64 MiB unpacked
 NOT_RECORDED = "not recorded in the snapshot"
 MEMBER_CAP = 512 * 1024**2  # bytes of one recorded answer read back
+MAX_MANIFEST_BYTES = 256 * 1024**2
 
 
 class SnapshotError(Exception):
@@ -51,6 +54,10 @@ def _safe_member_name(name: str) -> bool:
 def extract_bundle(path: str, dest: str) -> None:
     """Unpack a .tar.gz bundle into dest, refusing anything that could escape or explode."""
     try:
+        scan_tar(path, MAX_BUNDLE_BYTES)  # bounded: before tarfile reads any header whole
+    except TarScanError as exc:
+        raise SnapshotError(f"{path}: refused: {exc}") from None
+    try:
         packed = os.path.getsize(path)
         tf = tarfile.open(path, "r:*")  # noqa: SIM115 - closed by the `with` below
         members = tf.getmembers()
@@ -58,7 +65,12 @@ def extract_bundle(path: str, dest: str) -> None:
         raise SnapshotError(f"{path}: not a readable snapshot bundle ({exc})") from None
     with tf:
         total = 0
+        seen: set[str] = set()
         for m in members:
+            norm = posixpath.normpath(m.name)
+            if norm in seen:
+                raise SnapshotError(f"{path}: refused: member {m.name!r} appears twice")
+            seen.add(norm)
             if not _safe_member_name(m.name):
                 raise SnapshotError(f"{path}: refused: member {m.name!r} points outside the bundle")
             if not (m.isfile() or m.isdir()):
@@ -92,14 +104,29 @@ def extract_bundle(path: str, dest: str) -> None:
 
 def load_manifest(root: str, origin: str) -> dict[str, Any]:
     """Read and validate a bundle's manifest; refuse newer formats and lying manifests."""
-    mpath = os.path.join(root, MANIFEST)
     try:
-        with open(mpath, encoding="utf-8") as fh:
-            manifest = json.load(fh)
+        raw = read_bytes(root, MANIFEST, MAX_MANIFEST_BYTES, links=False)
     except FileNotFoundError:
         raise SnapshotError(f"{origin}: no {MANIFEST}: not an ascend-audit snapshot") from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise SnapshotError(f"{origin}: {MANIFEST} cannot be read ({exc.strerror})") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise SnapshotError(f"{origin}: {MANIFEST} is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise SnapshotError(f"{origin}: {MANIFEST} is nested too deeply to be a manifest") from None
+    except ValueError as exc:
         raise SnapshotError(f"{origin}: {MANIFEST} is not valid JSON ({exc})") from None
+    try:
+        json.dumps(manifest, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise SnapshotError(
+            f"{origin}: {MANIFEST} holds a lone surrogate (\\udXXX), not text; "
+            "the bundle is damaged"
+        ) from None
+    except (RecursionError, ValueError):
+        raise SnapshotError(f"{origin}: {MANIFEST} is nested too deeply to be a manifest") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise SnapshotError(f"{origin}: {MANIFEST} is not an ascend-audit snapshot manifest")
     version = manifest.get("format_version")
@@ -486,28 +513,23 @@ class RecordingHost(Host):
     ) -> str:
         """Write everything recorded to `out` (.tar.gz/.tgz → tarball, else a directory)."""
         as_tar = out.endswith((".tar.gz", ".tgz"))
-        staging = tempfile.mkdtemp(prefix="ascend-audit-collect-") if as_tar else out
+        staging = tempfile.mkdtemp(prefix="ascend-audit-collect-") if as_tar else staging_dir(out)
         try:
-            os.makedirs(staging, exist_ok=True)
             manifest = self._materialise(staging, tool)
             manifest["run_inputs"] = run_inputs or {}
             if policy_path:
-                shutil.copyfile(policy_path, os.path.join(staging, "policy.toml"))
+                _copy_redacted(policy_path, os.path.join(staging, "policy.toml"))
                 manifest["policy"] = "policy.toml"
             with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as fh:
                 json.dump(manifest, fh, indent=1, sort_keys=True)
                 fh.write("\n")
             if as_tar:
-                tmp_out = out + ".part"
-                with tarfile.open(tmp_out, "w:gz") as tf:
-                    for dirpath, dirnames, filenames in os.walk(staging):
-                        dirnames.sort()
-                        for name in sorted(filenames):
-                            full = os.path.join(dirpath, name)
-                            tf.add(full, arcname=os.path.relpath(full, staging), recursive=False)
-                os.replace(tmp_out, out)
+                write_stream(out, lambda fh: _tar_into(staging, fh))
+            else:
+                publish_dir(staging, out, replaceable=bundle_dir_problem(out) is None)
+                staging = ""
         finally:
-            if as_tar:
+            if staging:
                 shutil.rmtree(staging, ignore_errors=True)
         return out
 
@@ -516,7 +538,7 @@ class RecordingHost(Host):
             full = os.path.join(root, rel)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "w", encoding="utf-8", errors="replace") as fh:
-                fh.write(text)
+                fh.write(redact_text(text))  # a bundle is attached to tickets
             return rel
 
         commands = []
@@ -545,7 +567,7 @@ class RecordingHost(Host):
             "tool": tool,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "sysroot": self.sysroot,
-            "identity": self.identity(),
+            "identity": {k: redact_text(v) for k, v in self.identity().items()},
             # Only what the checks asked for: an environment nobody read is not recorded.
             "env": dict(self._env or {}),
             "processes": [p.to_dict() for p in self._processes or []],
@@ -556,7 +578,7 @@ class RecordingHost(Host):
             "realpaths": dict(sorted(self.realpaths.items())),
             "stats": {k: (v.to_dict() if v else None) for k, v in sorted(self.stats.items())},
             "which": dict(sorted(self.whiches.items())),
-            "udev": self.udevs,
+            "udev": _redact_tree(self.udevs),
             "inputs": inputs,
             "input_notes": {k: v for k, v in notes.items() if v},
             "cached_facts": dict(sorted(self.cached.items())),
@@ -567,6 +589,41 @@ class RecordingHost(Host):
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _redact_tree(value: Any) -> Any:
+    """Every string of a JSON-able value redacted (udev attributes and properties)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redact_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_tree(v) for v in value]
+    return value
+
+
+def _tar_into(staging: str, fh: Any) -> None:
+    with tarfile.open(fileobj=fh, mode="w:gz") as tf:
+        for dirpath, dirnames, filenames in os.walk(staging):
+            dirnames.sort()
+            for name in sorted(filenames):
+                full = os.path.join(dirpath, name)
+                tf.add(full, arcname=os.path.relpath(full, staging), recursive=False)
+
+
+def bundle_dir_problem(out: str) -> str | None:
+    """Why a directory bundle must not be written at `out` (a link, a file, a folder holding
+    something else than a bundle), or None; an earlier bundle there is replaced whole."""
+    if os.path.islink(out):
+        return f"{out} is a symbolic link; refusing to write through it"
+    if not os.path.exists(out):
+        return None
+    if not os.path.isdir(out):
+        return f"{out} exists and is not a directory (name a bundle NAME.tar.gz, or a directory)"
+    entries = os.listdir(out)
+    if entries and MANIFEST not in entries:
+        return f"{out} holds other files; a directory bundle needs an empty or new directory"
+    return None
 
 
 def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = None) -> str:
