@@ -87,7 +87,7 @@ def _two_manifests(tmp: Path) -> Path:
     [
         (_long_name_bomb, "extended header"),
         (_pax_bomb, "extended header"),
-        (_many_members, "members"),
+        (_many_members, "more than 100000 members"),
         (_two_manifests, "appears twice"),
     ],
     ids=["gnu-long-name", "pax-header", "member-count", "duplicate-manifest"],

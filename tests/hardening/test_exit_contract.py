@@ -3,6 +3,7 @@ SIGTERM ends child process groups and removes unpacked snapshots; report.json is
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -98,16 +99,23 @@ def test_interrupt_ends_child_process_groups_and_removes_snapshots(tmp_path, sig
         env=env,
         cwd=str(REPO),
     )
-    deadline = time.monotonic() + 60
-    while not list(pids.glob("child-*")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert list(pids.glob("child-*")), "npu-smi never started"
-    time.sleep(0.3)
-    proc.send_signal(sig)
-    assert proc.wait(20) == code, proc.stderr.read() if proc.stderr else ""
-    time.sleep(0.3)
-    left = [int(p.read_text()) for p in pids.iterdir() if _alive(int(p.read_text()))]
-    assert left == [], f"processes left running: {left}"
+    try:
+        deadline = time.monotonic() + 60
+        while not list(pids.glob("child-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(pids.glob("child-*")), "npu-smi never started"
+        time.sleep(0.3)
+        proc.send_signal(sig)
+        assert proc.wait(20) == code, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.3)
+        left = [int(p.read_text()) for p in pids.iterdir() if _alive(int(p.read_text()))]
+        assert left == [], f"processes left running: {left}"
+    finally:  # whatever happened, leave nothing running
+        proc.kill()
+        proc.wait()
+        for p in pids.iterdir():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(p.read_text()), signal.SIGKILL)
 
 
 def test_sigterm_during_a_snapshot_replay_removes_the_unpacked_copy(tmp_path):
@@ -141,10 +149,14 @@ def test_sigterm_during_a_snapshot_replay_removes_the_unpacked_copy(tmp_path):
     deadline = time.monotonic() + 60
     while not (checks / "slow.py.started").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert list(tmpdir.iterdir()), "the bundle was unpacked into TMPDIR"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(20) == 143
-    assert list(tmpdir.iterdir()) == [], "the unpacked snapshot was left behind"
+    try:
+        assert list(tmpdir.iterdir()), "the bundle was unpacked into TMPDIR"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 143
+        assert list(tmpdir.iterdir()) == [], "the unpacked snapshot was left behind"
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_report_json_is_strict_json_even_with_nan_and_infinity(tmp_path):

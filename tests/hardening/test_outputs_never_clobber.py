@@ -129,3 +129,27 @@ def test_directory_bundle_into_a_folder_of_other_files_is_refused(tmp_path):
     res = audit("collect", "--sysroot", str(tmp_path), "-o", str(folder))
     assert res.returncode == 2 and "holds other files" in res.stderr
     assert (folder / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_run_that_fails_midway_leaves_the_previous_set_whole(tmp_path, monkeypatch):
+    import ascend_audit.reports.markdown as markdown
+    from ascend_audit.reports.diff import load_report
+    from ascend_audit.reports.outputs import render_outputs
+
+    out = tmp_path / "reports"
+    src = tmp_path / "a.json"
+    assert audit(*EXAMPLE, "--json", str(src)).returncode == 0
+    report, _ = load_report(str(src))
+    render_outputs(report, None, str(out))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    report.verdict = type(report.verdict)("NOT_READY")  # a different second run
+
+    def broken(*_a, **_k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(markdown, "write_markdown", broken)
+    with pytest.raises(OSError):
+        render_outputs(report, None, str(out))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before, "a mixed set was left"
+    assert _consistent(out)
+    assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
