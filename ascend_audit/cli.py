@@ -598,7 +598,8 @@ def checks_cmd(
 @main.command()
 @click.argument("check_id", shell_complete=_complete_check_ids)
 @click.option("--checks-dir", "checks_dirs", multiple=True, type=click.Path(file_okay=False))
-def explain(check_id: str, checks_dirs: tuple[str, ...]) -> None:
+@_lang_option
+def explain(check_id: str, checks_dirs: tuple[str, ...], lang: str | None) -> None:
     """Explain one check: why it matters, what evidence it reads, how to fix a failure.
 
     \b
@@ -609,13 +610,18 @@ def explain(check_id: str, checks_dirs: tuple[str, ...]) -> None:
     spec = registry.get(check_id.strip().upper()) or registry.get(check_id.strip())
     if spec is None:
         raise UsageError(f"unknown check id {check_id}; `ascend-audit checks` lists them")
-    click.echo(f"{spec.id} — {spec.title}\nlayer: {spec.layer}   severity: {spec.severity}\n")
+    from ascend_audit.i18n import check_text, detect_lang
+
+    lang = lang or detect_lang()
+    title = check_text(spec.id, "title", lang, spec.title)
+    fix = check_text(spec.id, "remediation", lang, spec.remediation)
+    click.echo(f"{spec.id} — {title}\nlayer: {spec.layer}   severity: {spec.severity}\n")
     click.echo("Why it matters:\n  " + (spec.rationale or "(not documented)").replace("\n", "\n  "))
     if spec.evidence:
         click.echo("\nEvidence it reads:")
         for item in spec.evidence:
             click.echo(f"  - {item}")
-    click.echo("\nHow to fix:\n  " + (spec.remediation or "(not documented)").replace("\n", "\n  "))
+    click.echo("\nHow to fix:\n  " + (fix or "(not documented)").replace("\n", "\n  "))
 
 
 @main.command("policy-keys")
@@ -656,8 +662,13 @@ def _read_report(path: str) -> Any:
 @click.option(
     "--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary."
 )
+@_lang_option
 def render(
-    report_json: str, html_path: str | None, junit_path: str | None, markdown_path: str | None
+    report_json: str,
+    html_path: str | None,
+    junit_path: str | None,
+    markdown_path: str | None,
+    lang: str | None,
 ) -> None:
     """Regenerate HTML, JUnit XML or Markdown from a JSON report.
 
@@ -665,6 +676,9 @@ def render(
     Examples:
       ascend-audit render report.json --html report.html
       ascend-audit render report.json --junit junit.xml --markdown summary.md
+      ascend-audit render report.json --html report.zh.html --lang zh
+
+    The language is --lang, else the report's own (`lang` in its JSON).
     """
     if not (html_path or junit_path or markdown_path):
         raise UsageError("render: give at least one of --html, --junit, --markdown")
@@ -674,13 +688,13 @@ def render(
     from ascend_audit.reports.markdown import write_markdown
 
     if html_path:
-        write_html(report, html_path, text)
+        write_html(report, html_path, text, lang)
         click.echo(f"wrote {html_path}")
     if junit_path:
-        write_junit(report, junit_path)
+        write_junit(report, junit_path, lang)
         click.echo(f"wrote {junit_path}")
     if markdown_path:
-        write_markdown(report, markdown_path, json_sha256(text))
+        write_markdown(report, markdown_path, json_sha256(text), lang)
         click.echo(f"wrote {markdown_path}")
 
 

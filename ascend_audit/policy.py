@@ -126,6 +126,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "max_load_seconds": (_pos_num, None, "weight loading slower than this fails"),
         "max_model_len": (_pos_int, None, "longest request the service must hold in KV cache"),
         "probe_timeout": (_pos_num, 60.0, "seconds the serving-interpreter probe may take"),
+        "memory_reserve_gib": (
+            _pos_num,
+            3.0,
+            "GiB per card kept for graph capture, HCCL buffers and activations in FWK-MEMFIT-001",
+        ),
     },
     "cluster": {
         "roce_required": (_bool, True, "RoCE is used (multi-node, P/D); false: findings warn"),
@@ -135,6 +140,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "hccl_connect_timeout_min": (_pos_int, 120, "HCCL_CONNECT_TIMEOUT below this warns, s"),
         "hccl_exec_timeout_min": (_nonneg_int, None, "HCCL_EXEC_TIMEOUT below this warns, s"),
         "hccl_buffsize_mb": (_pos_int, None, "HCCL_BUFFSIZE wanted (vLLM P/D: P 512, D 1024)"),
+        "multinode_connect_timeout_min": (
+            _pos_int,
+            600,
+            "HCCL_CONNECT_TIMEOUT below this warns when the deployment spans nodes, s",
+        ),
     },
     "host": {
         "cpu_governor": (_str, "performance", "CPU frequency governor wanted"),
@@ -146,6 +156,10 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "min_kernel_release": (_str, "5.10", "kernel releases older than this warn"),
         "min_nofile": (_pos_int, 65535, "open-file limit (soft) of the service, at least"),
         "memlock_unlimited": (_bool, True, "locked-memory limit of the service must be unlimited"),
+        "min_shm_gib": (_pos_num, 1.0, "/dev/shm of the service at least this many GiB"),
+        "ray_min_shm_gib": (_pos_num, 10.0, "/dev/shm at least this many GiB for a Ray launch"),
+        "service_port": (_pos_int, None, "TCP port the service listens on (must be free)"),
+        "hccl_port_span": (_pos_int, 32, "host ports HCCL takes from HCCL_IF_BASE_PORT"),
     },
     "targets": {
         "ttft_p99_ms": (_pos_num, None, "p99 time to first token, ms"),

@@ -140,9 +140,13 @@ def byte_progress(label: str, total: int | None) -> Iterator[ByteProgress]:
 
 
 def tree_bytes(path: str) -> int | None:
-    """Total size of the regular files under PATH (symlinks not followed); None when unreadable."""
+    """Total size of the regular files under PATH, or of PATH itself when it is a file (symlinks
+    not followed); None when unreadable."""
     total = 0
     try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode):
+            return st.st_size
         for root, _dirs, files in os.walk(path, followlinks=False):
             for name in files:
                 with contextlib.suppress(OSError):

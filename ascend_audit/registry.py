@@ -240,7 +240,14 @@ def _builtin_modules() -> Iterable[ModuleType]:
 def _entry_point_objects() -> Iterable[tuple[str, Any]]:
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    found = entry_points()
+    # Python 3.9's entry_points() takes no group= and returns a dict of groups
+    group = (
+        found.select(group=ENTRY_POINT_GROUP)
+        if hasattr(found, "select")
+        else found.get(ENTRY_POINT_GROUP, ())  # type: ignore[attr-defined]
+    )
+    for ep in group:
         try:
             yield f"entry point {ep.name} ({ep.value})", ep.load()
         except Exception as exc:

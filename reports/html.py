@@ -9,11 +9,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ascend_audit.reports import svg
+from ascend_audit.reports import localize, svg
 from ascend_audit.reports.json_report import report_json, write_atomic
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from ascend_audit import i18n
 from ascend_audit.model import LAYERS, Report
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -25,11 +26,12 @@ EVIDENCE_BUDGET = 1_400_000
 MIN_PER_ITEM = 600
 STATUS_ORDER = ("ERROR", "FAIL", "BLOCKED", "WARN", "WAIVED", "SKIP", "PASS")
 
-# The only script: open every <details> before printing, close them again after.
+# The only script: close every open <details> (evidence) before printing, reopen it after, so
+# that a printed report carries verdicts and fixes, not pages of evidence (CSS does the same).
 PRINT_SCRIPT = (
     "(function(){var o=[];addEventListener('beforeprint',function(){"
-    "document.querySelectorAll('details:not([open])').forEach(function(d){d.open=true;o.push(d)})"
-    "});addEventListener('afterprint',function(){o.forEach(function(d){d.open=false});o=[]})})();"
+    "document.querySelectorAll('details[open]').forEach(function(d){d.open=false;o.push(d)})"
+    "});addEventListener('afterprint',function(){o.forEach(function(d){d.open=true});o=[]})})();"
 )
 
 
@@ -140,7 +142,26 @@ def _evidence_view(e: dict[str, Any], budget: int) -> dict[str, Any]:
     }
 
 
-def _result_view(r: dict[str, Any], index: int, budget: int) -> dict[str, Any]:
+def key_evidence(r: dict[str, Any]) -> dict[str, str] | None:
+    """The evidence line a failure stands on: the first evidence item's source and the first
+    line of its excerpt (or of its values when it has no excerpt)."""
+    for e in r.get("evidence") or []:
+        if not isinstance(e, dict):
+            continue
+        lines = [x.strip() for x in str(e.get("excerpt") or "").splitlines() if x.strip()]
+        values = e.get("values") if isinstance(e.get("values"), dict) else {}
+        if not lines and values:
+            lines = [", ".join(f"{k}={v}" for k, v in list(values.items())[:6] if _is_scalar(v))]
+        if lines and lines[0]:
+            return {
+                "kind": str(e.get("kind", "")),
+                "source": svg.shorten(e.get("source", ""), 160),
+                "line": svg.shorten(lines[0], 300),
+            }
+    return None
+
+
+def _result_view(r: dict[str, Any], index: int, budget: int, lang: str = "en") -> dict[str, Any]:
     metrics = r.get("metrics") if isinstance(r.get("metrics"), dict) else {}
     return {
         "anchor": f"c-{index}",
@@ -148,9 +169,10 @@ def _result_view(r: dict[str, Any], index: int, budget: int) -> dict[str, Any]:
         "layer": str(r.get("layer", "")),
         "status": str(r.get("status", "")),
         "severity": str(r.get("severity", "")),
-        "title": str(r.get("title", "")),
-        "summary": str(r.get("summary", "")),
-        "remediation": str(r.get("remediation", "") or ""),
+        "title": localize.title(r, lang),
+        "summary": localize.summary(r, lang),
+        "remediation": localize.remediation(r, lang),
+        "key_evidence": key_evidence(r) if r.get("status") in ("FAIL", "ERROR") else None,
         "duration": _fmt_ms(r.get("duration_ms")),
         "blocked_by": [str(x) for x in r.get("blocked_by") or []],
         "waiver": r.get("waiver") if isinstance(r.get("waiver"), dict) else None,
@@ -162,7 +184,9 @@ def _result_view(r: dict[str, Any], index: int, budget: int) -> dict[str, Any]:
     }
 
 
-def _layer_views(d: dict[str, Any], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _layer_views(
+    d: dict[str, Any], results: list[dict[str, Any]], lang: str = "en"
+) -> list[dict[str, Any]]:
     by_name = {x.get("name"): x for x in d.get("layers") or [] if isinstance(x, dict)}
     out = []
     for name in LAYERS:
@@ -178,9 +202,7 @@ def _layer_views(d: dict[str, Any], results: list[dict[str, Any]]) -> list[dict[
                 "judged": layer is not None,
                 "required": bool(layer.get("required", True)) if layer else False,
                 "blocked_by": [str(x) for x in (layer or {}).get("blocked_by") or []],
-                "reason": str(
-                    (layer or {}).get("reason") or ("not judged in this run" if not layer else "")
-                ),
+                "reason": localize.layer_reason(layer, d.get("results") or [], lang),
                 "failing": [r for r in mine if r["status"] in ("FAIL", "ERROR")],
                 "counts": [(s, counts[s]) for s in STATUS_ORDER if s in counts],
                 "results": mine,
@@ -207,15 +229,16 @@ def _versions_rows(versions: Any, prefix: str = "") -> list[tuple[str, str]]:
     return rows
 
 
-def report_view(d: dict[str, Any], json_text: str) -> dict[str, Any]:
-    """Everything the report template shows, precomputed."""
+def report_view(d: dict[str, Any], json_text: str, lang: str | None = None) -> dict[str, Any]:
+    """Everything the report template shows, precomputed, in LANG (default: the report's)."""
+    lang = i18n.normalise(lang or d.get("lang"))
     raw = [r for r in d.get("results") or [] if isinstance(r, dict)]
     items = sum(len(r.get("evidence") or []) + 1 for r in raw)
     budget = max(
         MIN_PER_ITEM,
         min(EXCERPT_HEAD + EXCERPT_TAIL + VALUES_CAP, EVIDENCE_BUDGET // max(1, items)),
     )
-    results = [_result_view(r, i, budget) for i, r in enumerate(raw)]
+    results = [_result_view(r, i, budget, lang) for i, r in enumerate(raw)]
     counts: dict[str, int] = {}
     for r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -240,7 +263,7 @@ def report_view(d: dict[str, Any], json_text: str) -> dict[str, Any]:
         "policy_source": str(policy.get("source", "") or ""),
         "json_sha256": json_sha256(json_text),
         "inputs": _json_text(d.get("inputs") or {}) if d.get("inputs") else "",
-        "layers": _layer_views(d, results),
+        "layers": _layer_views(d, results, lang),
         "counts": [(s, counts[s]) for s in STATUS_ORDER if s in counts],
         "fix_first": [r for r in results if r["status"] in ("FAIL", "ERROR")],
         "warnings": [r for r in results if r["status"] == "WARN"],
@@ -251,22 +274,41 @@ def report_view(d: dict[str, Any], json_text: str) -> dict[str, Any]:
         "charts": svg.operator_charts(d),
         "csp": _csp(),
         "script": Markup(PRINT_SCRIPT),
+        **_words(lang),
     }
 
 
-def render_html(report: Report | dict[str, Any], json_text: str | None = None) -> str:
+def _words(lang: str) -> dict[str, Any]:
+    """The catalog's words for a template: t(key, **fields), status, verdict and layer words."""
+    return {
+        "lang": lang,
+        "t": lambda key, **fields: i18n.t(key, lang, **fields),
+        "sw": lambda s: i18n.status_word(s, lang),
+        "vw": lambda v: i18n.verdict_word(v, lang),
+        "lw": lambda name: i18n.layer_word(name, lang),
+    }
+
+
+def render_html(
+    report: Report | dict[str, Any], json_text: str | None = None, lang: str | None = None
+) -> str:
     """The report as one self-contained HTML page; JSON_TEXT is the exact JSON it came from."""
     d = report.to_dict() if isinstance(report, Report) else report
     if json_text is None:
         json_text = (
             report_json(report) if isinstance(report, Report) else report_json(Report.from_dict(d))
         )
-    return _env().get_template("report.html.j2").render(**report_view(d, json_text))
+    return _env().get_template("report.html.j2").render(**report_view(d, json_text, lang))
 
 
-def write_html(report: Report | dict[str, Any], path: str, json_text: str | None = None) -> None:
+def write_html(
+    report: Report | dict[str, Any],
+    path: str,
+    json_text: str | None = None,
+    lang: str | None = None,
+) -> None:
     """Render and atomically write the HTML report."""
-    write_atomic(path, render_html(report, json_text))
+    write_atomic(path, render_html(report, json_text, lang))
 
 
 def render_fleet_html(fleet: dict[str, Any]) -> str:

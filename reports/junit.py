@@ -6,8 +6,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from ascend_audit.reports import localize
 from ascend_audit.reports.json_report import write_atomic
 
+from ascend_audit import i18n
 from ascend_audit.model import LAYERS, Report, Result, Status
 
 # Characters XML 1.0 forbids (C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF).
@@ -19,60 +21,67 @@ def xml_text(value: Any) -> str:
     return _XML_FORBIDDEN.sub("\ufffd", value if isinstance(value, str) else str(value))
 
 
-def _sources(result: Result) -> str:
+def _sources(result: Result, lang: str = "en") -> str:
     lines = []
     for e in result.evidence:
         line = f"  - {e.kind}: {e.source}"
         rc = e.values.get("rc", e.values.get("exit_code"))
         if rc is not None:
-            line += f" (exit code {rc})"
+            line += f" ({i18n.t('junit.exit_code', lang)} {rc})"
         lines.append(line)
-    return "Evidence:\n" + "\n".join(lines) if lines else ""
+    return f"{i18n.t('junit.evidence', lang)}:\n" + "\n".join(lines) if lines else ""
 
 
-def _case(suite: ET.Element, r: Result) -> dict[str, int]:
+def _case(suite: ET.Element, r: Result, lang: str = "en") -> dict[str, int]:
+    def tr(key: str) -> str:
+        return i18n.t(key, lang)
+
+    title = localize.title(r, lang)
+    summary = localize.summary(r, lang)
+    fix = localize.remediation(r, lang)
     case = ET.SubElement(
         suite,
         "testcase",
         {
             "classname": xml_text(r.layer),
-            "name": xml_text(f"{r.id} {r.title}".strip()),
+            "name": xml_text(f"{r.id} {title}".strip()),
             "time": f"{max(r.duration_ms, 0.0) / 1000:.3f}",
         },
     )
     tally = {"failures": 0, "skipped": 0}
     if r.status in (Status.FAIL, Status.ERROR):
         body = "\n\n".join(
-            x for x in (f"Remediation: {r.remediation}" if r.remediation else "", _sources(r)) if x
+            x for x in (f"{tr('junit.remediation')}: {fix}" if fix else "", _sources(r, lang)) if x
         )
-        el = ET.SubElement(
-            case, "failure", {"message": xml_text(r.summary), "type": r.status.value}
-        )
+        el = ET.SubElement(case, "failure", {"message": xml_text(summary), "type": r.status.value})
         el.text = xml_text(body)
         tally["failures"] = 1
     elif r.status in (Status.BLOCKED, Status.SKIP):
-        reason = r.summary
-        if r.status is Status.BLOCKED and r.blocked_by:
+        reason = summary
+        if r.status is Status.BLOCKED and r.blocked_by and lang == "en":
             reason = f"blocked by {', '.join(r.blocked_by)}: {r.summary}"
-        ET.SubElement(case, "skipped", {"message": xml_text(f"{r.status.value}: {reason}")})
+        word = i18n.status_word(r.status, lang)
+        ET.SubElement(case, "skipped", {"message": xml_text(f"{word}: {reason}")})
         tally["skipped"] = 1
     elif r.status is Status.WARN:
         out = ET.SubElement(case, "system-out")
-        text = f"WARNING: {r.summary}"
-        if r.remediation:
-            text += f"\nRemediation: {r.remediation}"
+        text = f"{tr('junit.warning')}: {summary}"
+        if fix:
+            text += f"\n{tr('junit.remediation')}: {fix}"
         out.text = xml_text(text)
     elif r.status is Status.WAIVED:
         out = ET.SubElement(case, "system-out")
         w = r.waiver or {}
         out.text = xml_text(
-            f"WAIVED: {r.summary}\nwaiver: {w.get('reason', '?')} (expires {w.get('expires', '?')})"
+            f"{i18n.status_word(r.status, lang)}: {summary}\n{tr('junit.waiver')}: "
+            f"{w.get('reason', '?')} ({tr('junit.expires')} {w.get('expires', '?')})"
         )
     return tally
 
 
-def render_junit(report: Report) -> str:
-    """The report as a JUnit XML document (always well-formed XML 1.0)."""
+def render_junit(report: Report, lang: str | None = None) -> str:
+    """The report as a JUnit XML document (always well-formed XML 1.0), texts in LANG."""
+    lang = i18n.normalise(lang or report.lang)
     root = ET.Element(
         "testsuites",
         {
@@ -106,7 +115,7 @@ def render_junit(report: Report) -> str:
             ET.SubElement(props, "property", {"name": k, "value": xml_text(v)})
         counts = {"failures": 0, "skipped": 0}
         for r in results:
-            for k, v in _case(suite, r).items():
+            for k, v in _case(suite, r, lang).items():
                 counts[k] += v
         suite.set("tests", str(len(results)))
         suite.set("failures", str(counts["failures"]))
@@ -124,6 +133,6 @@ def render_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(report: Report, path: str) -> None:
+def write_junit(report: Report, path: str, lang: str | None = None) -> None:
     """Render and atomically write the JUnit XML."""
-    write_atomic(path, render_junit(report))
+    write_atomic(path, render_junit(report, lang))

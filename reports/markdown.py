@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ascend_audit.reports import localize
 from ascend_audit.reports.json_report import write_atomic
 from ascend_audit.reports.svg import STATUS_ICON, VERDICT_ICON, clean
 
+from ascend_audit import i18n
 from ascend_audit.model import LAYERS, Report, Status
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
@@ -25,78 +27,92 @@ def md(value: Any, width: int = 400) -> str:
     return re.sub(r"(?i)\b(https?|ftp|file)://", r"\1:&#47;&#47;", s).replace("www.", "www&#46;")
 
 
-def _badge(status: str) -> str:
-    return f"{STATUS_ICON.get(status, '')} **{status}**"
+def _badge(status: str, lang: str = "en") -> str:
+    return f"{STATUS_ICON.get(status, '')} **{i18n.status_word(status, lang)}**"
 
 
-def render_markdown(report: Report, json_sha256: str | None = None) -> str:
+def render_markdown(report: Report, json_sha256: str | None = None, lang: str | None = None) -> str:
     """Overall verdict, layer table, failures with remediation, warnings and waivers."""
+    lang = i18n.normalise(lang or report.lang)
+
+    def tr(key: str, **fields: object) -> str:
+        return i18n.t(key, lang, **fields)
+
     host = report.host.get("hostname", "?")
     v = report.verdict.value
+    verdict = f"{VERDICT_ICON.get(v, '')} **{i18n.verdict_word(v, lang)}**"
     lines = [
-        f"## ascend-audit: {md(host)} — {VERDICT_ICON.get(v, '')} **{v}**",
+        "## " + tr("md.heading", host=md(host), verdict=verdict),
         "",
         f"{md(report.tool.get('name', 'ascend-audit'))} {md(report.tool.get('version', '?'))} · "
-        f"{md(report.started_at)} · policy {md(str(report.policy.get('digest', '') or 'none'), 80)}"
+        f"{md(report.started_at)} · {tr('md.policy')} "
+        f"{md(str(report.policy.get('digest', '') or 'none'), 80)}"
         + (f" · JSON sha256 {md(json_sha256[:16], 20)}…" if json_sha256 else ""),
         "",
-        "| layer | verdict | required | why |",
+        f"| {tr('md.col_layer')} | {tr('md.col_verdict')} | {tr('md.col_required')} "
+        f"| {tr('md.col_why')} |",
         "|---|---|---|---|",
     ]
     for name in LAYERS:
         lr = report.layer(name)
+        word = i18n.layer_word(name, lang)
         if lr is None:
-            lines.append(f"| {name} | – not judged | – | |")
+            lines.append(f"| {word} | – {i18n.verdict_word('NOT_JUDGED', lang)} | – | |")
             continue
-        why = lr.reason
-        if lr.blocked_by:
-            why = f"blocked by {', '.join(lr.blocked_by)}" + (f"; {why}" if why else "")
+        why = localize.layer_reason(lr, report.results, lang)
+        if lr.blocked_by and lr.verdict.value != "BLOCKED":
+            blocked = tr("reason.blocked_by", ids=", ".join(lr.blocked_by))
+            why = f"{blocked}; {why}" if why else blocked
         lines.append(
-            f"| {name} | {VERDICT_ICON.get(lr.verdict.value, '')} {lr.verdict.value} | "
-            f"{'yes' if lr.required else 'no'} | {md(why, 200)} |"
+            f"| {word} | {VERDICT_ICON.get(lr.verdict.value, '')} "
+            f"{i18n.verdict_word(lr.verdict, lang)} | "
+            f"{tr('md.yes') if lr.required else tr('md.no')} | {md(why, 200)} |"
         )
-    counts: dict[str, int] = {}
-    for r in report.results:
-        counts[r.status.value] = counts.get(r.status.value, 0) + 1
-    lines += ["", " · ".join(f"{n} {s}" for s, n in counts.items()) or "no checks ran", ""]
+    tally = localize.tally(report.results, lang)
+    lines += ["", " · ".join(f"{n} {s}" for s, n in tally) or tr("md.no_checks"), ""]
 
     failing = [r for r in report.results if r.status in (Status.FAIL, Status.ERROR)]
     if failing:
-        lines += [f"### Failures ({len(failing)})", ""]
+        lines += ["### " + tr("md.failures", n=len(failing)), ""]
         for r in failing[:_MAX_LIST]:
             lines.append(
-                f"- {_badge(r.status.value)} **{md(r.id, 60)}** {md(r.title, 120)}: {md(r.summary)}"
+                f"- {_badge(r.status.value, lang)} **{md(r.id, 60)}** "
+                f"{md(localize.title(r, lang), 120)}: {md(localize.summary(r, lang))}"
             )
-            if r.remediation:
-                lines.append(f"  - fix: {md(r.remediation, 600)}")
+            fix = localize.remediation(r, lang)
+            if fix:
+                lines.append(f"  - {tr('md.fix')}: {md(fix, 1200)}")
         if len(failing) > _MAX_LIST:
-            lines.append(f"- … and {len(failing) - _MAX_LIST} more (see the HTML or JSON report)")
+            lines.append("- " + tr("md.more", n=len(failing) - _MAX_LIST))
         lines.append("")
     warns = [r for r in report.results if r.status is Status.WARN]
     if warns:
-        lines += [f"### Warnings ({len(warns)})", ""]
+        lines += ["### " + tr("md.warnings", n=len(warns)), ""]
         lines += [f"- **{md(r.id, 60)}** {md(r.summary, 300)}" for r in warns[:_MAX_LIST]]
         lines.append("")
     waived = [r for r in report.results if r.status is Status.WAIVED]
     if waived:
-        lines += [f"### Waived ({len(waived)})", ""]
+        lines += ["### " + tr("md.waived", n=len(waived)), ""]
         for r in waived[:_MAX_LIST]:
             w = r.waiver or {}
             lines.append(
                 f"- **{md(r.id, 60)}** {md(w.get('reason', '?'), 200)} "
-                f"(expires {md(w.get('expires', '?'), 40)})"
+                f"({tr('md.expires', date=md(w.get('expires', '?'), 40))})"
             )
         lines.append("")
     blocked = [r for r in report.results if r.status is Status.BLOCKED]
     if blocked:
         lines += [
-            f"{len(blocked)} check(s) blocked by a lower layer: "
+            tr("md.blocked", n=len(blocked))
+            + " "
             + ", ".join(f"**{md(r.id, 60)}**" for r in blocked[:_MAX_LIST]),
             "",
         ]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_markdown(report: Report, path: str, json_sha256: str | None = None) -> None:
+def write_markdown(
+    report: Report, path: str, json_sha256: str | None = None, lang: str | None = None
+) -> None:
     """Render and atomically write the Markdown summary."""
-    write_atomic(path, render_markdown(report, json_sha256))
+    write_atomic(path, render_markdown(report, json_sha256, lang))

@@ -7,7 +7,7 @@ import csv
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -832,7 +832,9 @@ class _HidePandas:
             raise ImportError("pandas hidden from pyarrow's optional probe")
 
 
-def summarize_kernels(path: str | os.PathLike[str]) -> KernelSummary:
+def summarize_kernels(
+    path: str | os.PathLike[str], progress: Callable[[int], None] | None = None
+) -> KernelSummary:
     """Summarise a kernel_details.csv or op_summary_*.csv in bounded memory; never raises."""
     p = Path(path)
     source = str(p)
@@ -847,7 +849,7 @@ def summarize_kernels(path: str | os.PathLike[str]) -> KernelSummary:
             return KernelSummary(source, "unknown", layout.header, problems=(layout.problem,))
         try:
             _arrow_without_pandas()
-            return _summarize_arrow(p, layout)
+            return _summarize_arrow(p, layout, progress)
         except _FallBack as why:
             acc = _Acc()
             _summarize_csv(p, layout, acc)
@@ -864,7 +866,9 @@ class _FallBack(Exception):
     pass
 
 
-def _summarize_arrow(p: Path, layout: _Layout) -> KernelSummary:
+def _summarize_arrow(
+    p: Path, layout: _Layout, progress: Callable[[int], None] | None = None
+) -> KernelSummary:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -896,7 +900,7 @@ def _summarize_arrow(p: Path, layout: _Layout) -> KernelSummary:
         quoted_strings_can_be_null=True,
     )
     try:
-        for chunk in _line_chunks(p):
+        for chunk in _line_chunks(p, progress):
             table = pacsv.read_csv(
                 pa.py_buffer(chunk),
                 read_options=read_opts,
@@ -922,7 +926,7 @@ def _summarize_arrow(p: Path, layout: _Layout) -> KernelSummary:
     return acc.finish(str(p), layout, extra)
 
 
-def _line_chunks(p: Path) -> Iterator[memoryview]:
+def _line_chunks(p: Path, progress: Callable[[int], None] | None = None) -> Iterator[memoryview]:
     """The data rows of a CSV file in ~CHUNK_BYTES pieces cut at line ends, header skipped.
 
     Arrow's own streaming reader keeps many blocks in flight (peak memory ~40x the block
@@ -943,6 +947,8 @@ def _line_chunks(p: Path) -> Iterator[memoryview]:
                 buf = buf + bytes(len(buf))  # a new object: old chunks may still be viewed
             view = memoryview(buf)
             n = fh.readinto(view[filled:])
+            if progress and n:
+                progress(n)
             if not n:
                 if filled:
                     yield view[:filled]
@@ -1393,8 +1399,12 @@ def _sniff_csv_kind(p: Path) -> str | None:
     return "kernel_details"
 
 
-def collect_profiler_facts(path: str | os.PathLike[str]) -> ProfilerFacts:
-    """Discover and summarise every rank's profiler output under a path; never raises."""
+def collect_profiler_facts(
+    path: str | os.PathLike[str], progress: Callable[[int], None] | None = None
+) -> ProfilerFacts:
+    """Discover and summarise every rank's profiler output under a path; never raises.
+
+    PROGRESS (see ascend_audit.progress) is fed the bytes of the kernel tables as they are read."""
     source = str(path)
     try:
         sources = discover_traces(path)
@@ -1417,7 +1427,7 @@ def collect_profiler_facts(path: str | os.PathLike[str]) -> ProfilerFacts:
         tables = kd or [s for s in items if s.kind == "op_summary"]
         kernels: KernelSummary | None = None
         if tables:
-            parts = [summarize_kernels(s.path) for s in tables]
+            parts = [summarize_kernels(s.path, progress) for s in tables]
             kernels = parts[0] if len(parts) == 1 else merge_summaries(parts)
             kernels = _with_ranks(kernels, (rank,))
         stats = [parse_op_statistic(s.path) for s in items if s.kind == "op_statistic"]

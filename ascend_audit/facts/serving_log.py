@@ -855,6 +855,9 @@ _FATAL: list[tuple[str, re.Pattern[str], str]] = [
         ),
         ("Warmup failed", r"Warmup failed[^\n]{0,300}", "mindie_warmup_failed"),
         ("Daemon start fail", r"Daemon start fail\w*", "mindie_start_failed"),
+        ("Daemon is killing", r"Daemon is killing", "mindie_daemon_killed"),
+        ("running job failed", r"running job failed\. exit code: \d+", "mindie_job_failed"),
+        ("Service Startup Failed", r"Service Startup Failed", "mindie_start_failed"),
         ("NPU out of memory", r"NPU out of memory\.?[^\n]{0,200}", "npu_oom"),
         ("open device", r"open device \d+ failed", "device_open_failed"),
         (
@@ -899,6 +902,7 @@ _STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
         ("API server version", r"vLLM API server version", "launched"),
         ("Platform plugin ascend is activated", r"Platform plugin ascend is activated", "launched"),
         ("Start mindie server", r"Start mindie server", "launched"),
+        ("restart mindie service daemon", r"restart mindie service daemon", "launched"),
         ("LLM engine", r"Initializing an? (?:V\d )?LLM engine", "configured"),
         ("Loading weights took", r"Loading weights took", "weights_loaded"),
         ("Loading model weights took", r"Loading model weights took", "weights_loaded"),
@@ -1432,13 +1436,16 @@ TAIL_BYTES = 256 * 1024  # the end of a log is read line by line: that is where 
 HEAD_LINES = 100_000  # until the server is up (or this many lines) every line is read
 GARBAGE_SAMPLE = 1 << 20
 _BAD_CHARS = "\ufffd" + "".join(chr(c) for c in range(32) if c not in (9, 10, 13, 27))
-# After start-up, only lines with one of these can change a verdict (errors, tracebacks,
-# restarts, warnings, KV usage, fallbacks, MindIE daemon); every other line is skipped in C.
-_MID_RE = re.compile(
-    rb"E(?:rror|RR|xception|ngine ?[Cc]ore|[A-Z]\d{4})|T(?:raceback|he operator)|xception"
-    rb"|LLM (?:engine|API)|W(?:arning|ARN)|KV cache usage|D(?:aemon|evice do)|CPU|Shut"
-)
+# After start-up, only lines with one of these can change a verdict: errors (Error, ERROR,
+# ERRnnnnn, Exception, CANN E-codes, EngineCore) and warnings (torch_npu's "Warning:" carries the
+# fallback and dtype-cast messages). Two first letters keep the regex scan fast; restarts
+# ("LLM engine", "vLLM API server"), KV usage, requests and tracebacks are found with
+# bytes.find / literal searches over the skipped ranges (see _FileScan.skip).
+_MID_RE = re.compile(rb"E(?:rror|RR|xception|ngine ?[Cc]ore|[A-Z]\d{4})|W(?:arning|ARN)")
+_RESTART = b"LLM "  # "Initializing a V1 LLM engine", "vLLM API server version"
+_TRACEBACK = b"Traceback (most recent call last)"
 _USAGE_B_RE = re.compile(rb"KV cache usage: ([\d.]+)%")
+_THROUGHPUT = b"throughput: "
 _OK_ACCESS = b'HTTP/1.1" 2'
 _MODELS_404 = b'/v1/models HTTP/1.1" 404'
 
@@ -1469,6 +1476,7 @@ class _FileScan:
         self.fallback = fallback
         self.lineno = 0
         self.long_lines = 0
+        self.head_from = 0  # line of the last (re)start: the head is read line by line
         self.tail_from = max(0, size - TAIL_BYTES)
         self.sample_bad = 0
         self.sample_seen = 0
@@ -1481,70 +1489,70 @@ class _FileScan:
         if self.sample_seen < GARBAGE_SAMPLE:
             self.sample_seen += len(text) + 1
             self.sample_bad += sum(text.count(c) for c in _BAD_CHARS if c in text)
+        life = self.scan.life
+        before = life.stage_idx
         self.scan.line(self.lineno, text)
+        if life.stage_idx <= 1 < before or (before < 0 <= life.stage_idx):
+            self.head_from = self.lineno  # a (re)start: read its start-up line by line
         if self.fallback is not None:
             self.fallback.line(self.lineno, text)
-
-    def usage_line(self, block: bytes, ls: int, nl: int) -> None:
-        """A periodic metrics line: only its KV usage and the proof that the engine lives."""
-        self.lineno += 1
-        if self.fallback is not None:
-            self.fallback.skipped(1)
-        scan, life = self.scan, self.scan.life
-        m = _USAGE_B_RE.search(block, ls, nl)
-        if m is None:
-            return
-        scan.counts["kv_usage_pct"] = scan.counts.get("kv_usage_pct", 0) + 1
-        pct = _num(m.group(1).decode("ascii"))
-        if pct is not None and (scan.usage is None or pct > (scan.usage.value or 0)):  # type: ignore[operator]
-            text, _ = _decode(block[ls:nl])
-            a = text.find("GPU KV cache usage")
-            scan.usage = LogHit(
-                "kv_usage_pct",
-                pct,
-                scan.source,
-                self.lineno,
-                _excerpt(text, max(a, 0), max(a, 0) + 30),
-            )
-        if life.died_at:
-            life.progress_after = True
 
     def full(self, offset: int) -> bool:
         life = self.scan.life
         return (
-            (life.stage_idx < 5 and self.lineno < HEAD_LINES)
+            (life.stage_idx < 5 and self.lineno - self.head_from < HEAD_LINES)
             or self.lineno < life.block_until
             or offset >= self.tail_from
         )
 
+    def _line_at(self, block: bytes, a: int, at: int, end: int) -> tuple[int, str]:
+        """(line number, text) of the line holding `at`, inside a skipped range from `a`."""
+        ls = _line_start(block, a, at)
+        le = block.find(b"\n", at, end)
+        le = end if le < 0 else le
+        return self.lineno + block.count(b"\n", a, ls) + 1, _decode(block[ls:le])[0]
+
     def skip(self, block: bytes, a: int, b: int) -> None:
-        """Lines [a, b) hold no candidate: count them, and their successful requests."""
+        """Lines [a, b) hold no candidate: count them, their requests and their KV usage."""
         n = block.count(b"\n", a, b)
-        life = self.scan.life
+        scan, life = self.scan, self.scan.life
         ok = block.count(_OK_ACCESS, a, b)
         if ok:
             if life.serving == 0:
-                at = block.find(_OK_ACCESS, a, b)
-                ls = _line_start(block, a, at)
-                le = block.find(b"\n", at, b)
-                le = b if le < 0 else le
-                lineno = self.lineno + block.count(b"\n", a, ls) + 1
-                text, _ = _decode(block[ls:le])
+                lineno, text = self._line_at(block, a, block.find(_OK_ACCESS, a, b), b)
                 life.access("/", "200", lineno, text)
                 ok -= 1
             life.serving += ok
             if ok and life.died_at:
                 life.progress_after = True
-        if block.count(_MODELS_404, a, b):
-            at = block.find(_MODELS_404, a, b)
-            while 0 <= at < b:
-                ls = _line_start(block, a, at)
-                le = block.find(b"\n", at, b)
-                le = b if le < 0 else le
-                lineno = self.lineno + block.count(b"\n", a, ls) + 1
-                text, _ = _decode(block[ls:le])
-                life.access("/v1/models", "404", lineno, text)
-                at = block.find(_MODELS_404, le, b)
+        at = block.find(_MODELS_404, a, b)
+        while 0 <= at < b:
+            lineno, text = self._line_at(block, a, at, b)
+            life.access("/v1/models", "404", lineno, text)
+            at = block.find(_MODELS_404, at + len(_MODELS_404), b)
+        if life.stage_idx < 6 and block.find(_THROUGHPUT, a, b) >= 0:
+            at = block.find(_THROUGHPUT, a, b)
+            lineno, text = self._line_at(block, a, at, b)
+            if "Avg" in text:
+                life.stage("serving", lineno, text)
+        usage = 0
+        best: tuple[float, int] | None = None
+        for m in _USAGE_B_RE.finditer(block, a, b):
+            usage += 1
+            pct = _num(m.group(1).decode("ascii"))
+            if pct is not None and (best is None or pct > best[0]):
+                best = (pct, m.start())
+        if usage:
+            scan.counts["kv_usage_pct"] = scan.counts.get("kv_usage_pct", 0) + usage
+            if life.died_at:
+                life.progress_after = True
+            cur = scan.usage.value if scan.usage is not None else None
+            if best is not None and (cur is None or best[0] > cur):  # type: ignore[operator]
+                lineno, text = self._line_at(block, a, best[1], b)
+                i = max(text.find("GPU KV cache usage"), 0)
+                scan.usage = LogHit(
+                    "kv_usage_pct", best[0], scan.source, lineno, _excerpt(text, i, i + 30)
+                )
         self.lineno += n
         if self.fallback is not None:
             self.fallback.skipped(n)
@@ -1552,6 +1560,7 @@ class _FileScan:
     def block(self, block: bytes, base: int) -> None:
         """A run of whole lines (ending in a newline, or the last line of the file)."""
         pos, n = 0, len(block)
+        restart = -1  # next "LLM " at or after pos (-2: none left in this block)
         while pos < n:
             if self.full(base + pos):
                 nl = block.find(b"\n", pos)
@@ -1560,8 +1569,12 @@ class _FileScan:
                 pos = nl + 1
                 continue
             stop = n if base + n <= self.tail_from else max(pos, self.tail_from - base)
-            m = _MID_RE.search(block, pos, stop)
-            if m is None:
+            if restart != -2 and restart < pos:
+                restart = block.find(_RESTART, pos, stop)
+                restart = -2 if restart < 0 else restart
+            m = _MID_RE.search(block, pos, restart if restart >= 0 else stop)
+            at = m.start() if m is not None else restart
+            if at < 0:
                 # Up to `stop`, then (if the tail starts inside this block) line by line.
                 cut = block.rfind(b"\n", pos, stop) + 1 if stop < n else n
                 cut = max(cut, pos)
@@ -1573,16 +1586,16 @@ class _FileScan:
                     cut = nl + 1
                 pos = cut
                 continue
-            ls = _line_start(block, pos, m.start())
+            ls = _line_start(block, pos, at)
+            tb = block.find(_TRACEBACK, pos, ls)
+            if tb >= 0:  # a bare traceback before this error line: read it whole
+                ls = _line_start(block, pos, tb)
             self.skip(block, pos, ls)
-            nl = block.find(b"\n", m.end())
+            nl = block.find(b"\n", max(at, ls))
             nl = n if nl < 0 else nl
-            if (
-                m.group() == b"KV cache usage"
-                and self.scan.life.stage_idx >= 6
-                and not _MID_RE.search(block, m.end(), nl)
-            ):
-                self.usage_line(block, ls, nl)
+            if tb >= 0:
+                for line in block[ls:nl].split(b"\n"):
+                    self.handle(line)
             else:
                 self.handle(block[ls:nl])
             pos = nl + 1

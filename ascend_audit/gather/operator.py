@@ -24,6 +24,7 @@ from ascend_audit.facts.profiler import (
     collect_profiler_facts,
     merge_summaries,
 )
+from ascend_audit.progress import byte_progress, tree_bytes
 
 
 def _rank_label(label: str, given: str, many: bool, taken: set[str]) -> str:
@@ -59,7 +60,10 @@ def read_traces(host_paths: list[tuple[str, str | None]]) -> OperatorTraces:
             problems.append(msg)
             inputs.append(TraceInput(given, local, ProfilerFacts(given, problems=(msg,))))
             continue
-        facts = collect_profiler_facts(local)
+        with byte_progress(
+            f"reading {os.path.basename(given) or given}", tree_bytes(local)
+        ) as advance:
+            facts = collect_profiler_facts(local, advance)
         inputs.append(TraceInput(given, local, facts))
         problems.extend(p.replace(local, given) for p in facts.problems)
         if facts.sources and facts.merged is None:

@@ -53,6 +53,11 @@ SERVING_ENV_KEYS = (
     "HCCL_RDMA_TIMEOUT",
     "HCCL_RDMA_RETRY_CNT",
     "LD_LIBRARY_PATH",
+    "HCCL_IF_BASE_PORT",
+    "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME",
+    "VLLM_HOST_IP",
+    "NPU_MEMORY_FRACTION",
     "ASCEND_TOOLKIT_HOME",
 )
 # What a probe run as the serving user keeps of that process's environment: where its programs

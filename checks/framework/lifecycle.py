@@ -17,6 +17,8 @@ _MARKERS = {
     "engine_core_died": "the engine core process died",
     "mindie_start_failed": "the MindIE server failed to start",
     "mindie_warmup_failed": "MindIE warm-up failed",
+    "mindie_daemon_killed": "the MindIE daemon was killed",
+    "mindie_job_failed": "the MindIE service job exited",
     "npu_oom": "NPU out of memory",
     "device_open_failed": "an NPU could not be opened",
     "visible_devices_refused": "the runtime refused the visible-device mask",

@@ -59,6 +59,11 @@ def _judge(f: Any) -> Outcome:
             failed_operators=list(f.failed_operators),
         )
     ran = f.stage in _RAN
+    if f.died and ran:
+        return skip(
+            f"{f.source}: the engine died (see FWK-LIFE-001) of a fault no operator code "
+            "indicts; a dead engine proves nothing about its operators"
+        )
     if f.died and not ran:
         return skip(
             f"{f.source}: the engine died before any operator ran "

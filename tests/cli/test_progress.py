@@ -72,3 +72,33 @@ def test_importing_the_helper_does_not_import_click() -> None:
     code = "import sys, ascend_audit.progress; print('click' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_tree_bytes_of_a_file_a_tree_and_nothing(tmp_path) -> None:
+    (tmp_path / "a").write_bytes(b"x" * 10)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "b").write_bytes(b"y" * 5)
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    assert progress.tree_bytes(str(tmp_path / "a")) == 10
+    assert progress.tree_bytes(str(tmp_path)) == 15
+    assert progress.tree_bytes(str(tmp_path / "absent")) is None
+
+
+def test_trace_reading_feeds_the_callback(tmp_path) -> None:
+    from ascend_audit.facts.profiler import collect_profiler_facts
+
+    rows = "".join(f"aclnnAdd_{i},AI_CORE,AiCore,{i % 7 + 1}.5\n" for i in range(2000))
+    trace = tmp_path / "kernel_details.csv"
+    trace.write_text("Name,Type,Accelerator Core,Duration(us)\n" + rows)
+    seen: list[int] = []
+    collect_profiler_facts(str(tmp_path), seen.append)
+    assert sum(seen) >= trace.stat().st_size - 100  # the data rows, read in chunks
+
+
+def test_weight_hashing_feeds_the_callback(tmp_path) -> None:
+    from ascend_audit.facts.weights import write_manifest
+
+    (tmp_path / "w.bin").write_bytes(b"z" * 3_000_000)
+    seen: list[int] = []
+    write_manifest(str(tmp_path), full=True, progress=seen.append)
+    assert sum(seen) == 3_000_000

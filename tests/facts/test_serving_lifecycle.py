@@ -401,3 +401,18 @@ def test_hostile_files(tmp_path, data: bytes, check) -> None:
     p.write_bytes(data)
     f = scan_serving_log_file(str(p))
     assert check(f), f.to_dict()
+
+
+def test_mindie_daemon_killed_then_restarted_is_alive_and_killed_alone_is_dead() -> None:
+    killed = (
+        "Daemon start success!\n"
+        "Daemon is killing...\n"
+        "[EntryPoint Script Log]running job failed. exit code: 137\n"
+    )
+    f = text_scan(killed)
+    assert f.died and f.death.signal in ("mindie_daemon_killed", "mindie_job_failed")
+    f = text_scan(
+        killed + "[EntryPoint Script Log]restart mindie service daemon, cur: 0, max: 1\n"
+        "Daemon start success!\n"
+    )
+    assert not f.died and f.stage == "server_up"
