@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ascend_audit.facts.profiler import KernelSummary
+from ascend_audit.safe_io import open_regular
 
 try:  # issue 15 splits facts/profiler into a package with public names
     from ascend_audit.facts.profiler.accumulate import (  # type: ignore[import-not-found]
@@ -129,7 +130,7 @@ def summarize_profiler_db(path: str | os.PathLike[str]) -> KernelSummary:
     p = Path(path)
     source = str(p)
     try:
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             magic = fh.read(len(SQLITE_MAGIC))
     except OSError as exc:
         return KernelSummary(source, "", problems=(f"{source}: {exc.strerror or exc}",))

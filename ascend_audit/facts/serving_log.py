@@ -1614,7 +1614,7 @@ def scan_serving_log_file(
     from ascend_audit.facts.fallback_log import FallbackScanner
 
     src = str(source if source is not None else path)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         try:
             size = os.fstat(fh.fileno()).st_size
         except OSError:
