@@ -5,6 +5,7 @@ checks directory writes no __pycache__ into it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from hardening.helpers import REPO, audit
@@ -62,6 +63,7 @@ def test_misbehaving_plugins_become_errors_and_the_audit_writes_its_report(tmp_p
     policy = tmp_path / "policy.toml"
     policy.write_text("[audit]\ncheck_timeout = 2\n")
     out = tmp_path / "r.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     res = audit(
         "run",
         "--example",
@@ -72,6 +74,7 @@ def test_misbehaving_plugins_become_errors_and_the_audit_writes_its_report(tmp_p
         str(policy),
         "--json",
         str(out),
+        env=env,
         timeout=120,
     )
     assert res.returncode == 1, (res.returncode, res.stderr[-800:])
