@@ -689,13 +689,13 @@ def render(
 
     if html_path:
         write_html(report, html_path, text, lang)
-        click.echo(f"wrote {html_path}")
+        click.echo(f"wrote {html_path}", err=html_path == "-")
     if junit_path:
         write_junit(report, junit_path, lang)
-        click.echo(f"wrote {junit_path}")
+        click.echo(f"wrote {junit_path}", err=junit_path == "-")
     if markdown_path:
         write_markdown(report, markdown_path, json_sha256(text), lang)
-        click.echo(f"wrote {markdown_path}")
+        click.echo(f"wrote {markdown_path}", err=markdown_path == "-")
 
 
 @main.command()
