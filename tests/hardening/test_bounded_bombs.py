@@ -7,18 +7,44 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
+import subprocess
 import tarfile
 import time
 from pathlib import Path
 
 import pytest
 from fakenode import FakeNpu, npu_smi_outputs
-from hardening.helpers import audit, fake_node
-from hardening.test_resource_bounds import _peak_rss_mb
+from hardening.helpers import PY, REPO, audit, fake_node
 
 BOMB = 256 * 1024 * 1024
 RSS_BOUND_MB = 200  # an unpacker that reads one 256 MiB header whole is far above this
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "atlas-800t-a2-ready"
+
+
+_LAUNCHER = """
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+out = p.stdout.read()
+_, status, usage = os.wait4(p.pid, 0)
+sys.stdout.buffer.write(b"%d %d\\n" % (usage.ru_maxrss, os.waitstatus_to_exitcode(status)) + out)
+"""
+
+
+def _peak_rss_mb(args: list[str]) -> tuple[float, int, str]:
+    """(peak RSS MiB, exit code, output) of `python -m ascend_audit ARGS`, started by a small
+    launcher so the child's peak is its own, not that of a large test process it forked from."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    res = subprocess.run(
+        [PY, "-c", _LAUNCHER, PY, "-m", "ascend_audit", *args],
+        capture_output=True,
+        env=env,
+        cwd=str(REPO),
+        timeout=600,
+    )
+    head, _, out = res.stdout.partition(b"\n")
+    rss, rc = (int(x) for x in head.split())
+    return rss / 1024, rc, out.decode(errors="replace")
 
 
 def _header(name: bytes, size: int, kind: bytes) -> bytes:
