@@ -259,7 +259,7 @@ class Report:
             policy=dict(d.get("policy") or {}),
             duration_ms=float(d.get("duration_ms") or 0.0),
             schema_version=d.get("schema_version", SCHEMA_VERSION),
-            lang=d.get("lang") if d.get("lang") in ("en", "zh") else "en",
+            lang=str(d["lang"]) if d.get("lang") in ("en", "zh") else "en",
         )
 
     def layer(self, name: str) -> LayerReport | None:

@@ -245,7 +245,7 @@ def _entry_point_objects() -> Iterable[tuple[str, Any]]:
     group = (
         found.select(group=ENTRY_POINT_GROUP)
         if hasattr(found, "select")
-        else found.get(ENTRY_POINT_GROUP, ())  # type: ignore[attr-defined]
+        else found.get(ENTRY_POINT_GROUP, ())
     )
     for ep in group:
         try:

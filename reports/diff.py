@@ -150,21 +150,21 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
     a_res = {r.id: r for r in after.results}
     status_changes = []
     for cid in [r.id for r in after.results if r.id in b_res]:
-        old, new = b_res[cid].status.value, a_res[cid].status.value
-        if old != new:
-            got_worse = STATUS_RANK.get(new, 9) > STATUS_RANK.get(old, 9)
+        was, now = b_res[cid].status.value, a_res[cid].status.value
+        if was != now:
+            got_worse = STATUS_RANK.get(now, 9) > STATUS_RANK.get(was, 9)
             status_changes.append(
                 {
                     "id": cid,
                     "layer": a_res[cid].layer,
-                    "before": old,
-                    "after": new,
+                    "before": was,
+                    "after": now,
                     "worse": got_worse,
                     "summary": a_res[cid].summary,
                 }
             )
             if got_worse:
-                worse.append(f"{cid}: {old} → {new}")
+                worse.append(f"{cid}: {was} → {now}")
     added = [
         {"id": r.id, "layer": r.layer, "status": r.status.value}
         for r in after.results

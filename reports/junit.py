@@ -115,8 +115,8 @@ def render_junit(report: Report, lang: str | None = None) -> str:
             ET.SubElement(props, "property", {"name": k, "value": xml_text(v)})
         counts = {"failures": 0, "skipped": 0}
         for r in results:
-            for k, v in _case(suite, r, lang).items():
-                counts[k] += v
+            for kind, n in _case(suite, r, lang).items():
+                counts[kind] += n
         suite.set("tests", str(len(results)))
         suite.set("failures", str(counts["failures"]))
         suite.set("errors", "0")
@@ -125,8 +125,8 @@ def render_junit(report: Report, lang: str | None = None) -> str:
         totals["tests"] += len(results)
         totals["failures"] += counts["failures"]
         totals["skipped"] += counts["skipped"]
-    for k, v in totals.items():
-        root.set(k, str(v))
+    for kind, n in totals.items():
+        root.set(kind, str(n))
     root.set("errors", "0")
     root.set("time", f"{report.duration_ms / 1000:.3f}")
     ET.indent(root)

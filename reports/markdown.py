@@ -61,8 +61,8 @@ def render_markdown(report: Report, json_sha256: str | None = None, lang: str | 
             continue
         why = localize.layer_reason(lr, report.results, lang)
         if lr.blocked_by and lr.verdict.value != "BLOCKED":
-            blocked = tr("reason.blocked_by", ids=", ".join(lr.blocked_by))
-            why = f"{blocked}; {why}" if why else blocked
+            by = tr("reason.blocked_by", ids=", ".join(lr.blocked_by))
+            why = f"{by}; {why}" if why else by
         lines.append(
             f"| {word} | {VERDICT_ICON.get(lr.verdict.value, '')} "
             f"{i18n.verdict_word(lr.verdict, lang)} | "

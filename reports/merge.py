@@ -95,7 +95,7 @@ def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
             if r.id not in titles:
                 check_ids.append(r.id)
                 titles[r.id] = r.title
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for name, (path, rep) in zip(names, reports):
         versions = flatten_versions(rep.inventory.get("versions"))
         nodes.append(

@@ -362,7 +362,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         _foreign_6063,
         {"DRV-NPU-001": (OK, ""), "DRV-NPU-003": (("FAIL",), "326429")},
         ("NOT_READY",),
-        pending="busy-NPU check (issue 13 item 8) not landed yet",
     ),
     Scenario(
         "container-one-npu-id5",
@@ -382,7 +381,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         (DRV_2413, TK_800),
         _catn_2413,
         {"DRV-VER-001": (OK, ""), "DRV-VER-002": (OK, "")},
-        pending="a pair the toolkit's compatible_version accepts still warns (item 3)",
     ),
     Scenario(
         "driver-25.5.1-indented-cann-8.5.0",
@@ -395,7 +393,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         (TK_ALPHA,),
         _alpha,
         {"DRV-VER-002": (("WARN",), "alpha")},
-        pending="no driver version.info: CANN judged against npu-smi's driver (item 2/3)",
     ),
     Scenario(
         "partial-install-npu-smi-warning",

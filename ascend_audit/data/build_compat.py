@@ -24,6 +24,26 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "mindie_matrix.csv": ("mindie", ("mindie", "cann")),
 }
 _DATE_RE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
+_PRODUCTS = (
+    ("mindsdk", "MindSDK"),
+    ("mindie", "MindIE"),
+    ("mindcluster", "MindCluster"),
+    ("mind-cluster", "MindCluster"),
+    ("deployer", "ascend-deployer"),
+)
+
+
+def scope_of(row: dict[str, str]) -> tuple[str, str]:
+    """(scope, product) of a CANN / HDK row: `pairing`, `minimum` or `known-bad`, and the product
+    whose documentation states it (empty: the CANN / HDK release notes themselves)."""
+    kind = row.get("kind", "").lower()
+    text = f"{kind} {row.get('source', '')}".lower()
+    product = next((name for word, name in _PRODUCTS if word in text), "")
+    if "minimum" in kind and "not minimum" not in kind:
+        return "minimum", product
+    if row.get("compatible", "").upper() == "N":
+        return "known-bad", product
+    return "pairing", product
 
 
 def _pin_source(row: dict[str, str]) -> str:
@@ -52,6 +72,9 @@ def build(ref_dir: Path, out_dir: Path, table_version: str | None) -> dict[str, 
             if missing:
                 raise SystemExit(f"{src}:{n}: empty {missing}")
             dates.extend(_DATE_RE.findall(row["source"]))
+        if table == "cann_hdk":
+            for row in rows:
+                row["scope"], row["product"] = scope_of(row)
         fields = list(rows[0].keys())
         out = out_dir / f"compat_{table}.csv"
         with out.open("w", newline="", encoding="utf-8") as fh:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ascend_audit.facts import huawei_version as hv
+
 __all__ = [
     "CompatAnswer",
     "CompatRow",
@@ -162,32 +164,14 @@ def _local(version: str | None) -> str:
     return version.split("+", 1)[1].lower() if isinstance(version, str) and "+" in version else ""
 
 
-_RANK = {"dev": -4, "alpha": -3, "a": -3, "beta": -2, "b": -2, "rc": -1, "post": 3}
-
-
-def _order_key(version: str) -> tuple[tuple[int, int], ...]:
-    """Sort key where 8.0.RC1 < 8.0.RC2 < 8.0.0 < 8.1.RC1 and 8.5.0.alpha001 < 8.5.0."""
-    toks = list(version_tokens(version))
-    out: list[tuple[int, int]] = []
-    i = 0
-    while i < len(toks):
-        t = toks[i]
-        if isinstance(t, int):
-            out.append((2, t))
-            i += 1
-            continue
-        num = toks[i + 1] if i + 1 < len(toks) and isinstance(toks[i + 1], int) else 0
-        out.append((_RANK.get(t, 1), int(num)))
-        i += 2 if i + 1 < len(toks) and isinstance(toks[i + 1], int) else 1
-    return (*out, *([(0, 0)] * (6 - len(out))))
-
-
 def _matches(pattern: str, version: str) -> bool:
     """Whether a version matches a table cell: exact, `25.0.X` wildcard, or one of `a/b;c`."""
     for alt in re.split(r"[/;]", pattern):
         alt = alt.strip()
         if not alt or alt.startswith(">="):
             continue
+        if hv.matches(version, alt):  # Huawei grammar: a build or patch matches its release
+            return True
         pt = version_tokens(alt)
         vt = version_tokens(version)
         if "x" in pt:
@@ -558,8 +542,13 @@ def check_mindie(
 # --- CANN <-> driver (HDK) --------------------------------------------------------------------
 
 
-def check_cann_hdk(cann: str | None, hdk: str | None) -> CompatAnswer:
-    """CANN against the driver (HDK) release: explicit N rows win, then Y rows, then minimums."""
+def check_cann_hdk(
+    cann: str | None, hdk: str | None, products: tuple[str, ...] = ()
+) -> CompatAnswer:
+    """CANN against the driver (HDK) release: explicit N rows win, then Y rows, then minimums.
+
+    A row scoped to a product (`product` column: MindSDK, MindIE, …) applies only where that
+    product is in use (PRODUCTS); a build or patch matches its release's rows."""
     q = f"CANN {cann} with HDK {hdk}"
     rows, problems = _rows("cann_hdk")
     if _blank(cann) or _blank(hdk):
@@ -577,10 +566,13 @@ def check_cann_hdk(cann: str | None, hdk: str | None) -> CompatAnswer:
         return _answer(q, "bad", "listed as incompatible", "cann_hdk", no, problems)
     if yes:
         return _answer(q, "ok", "listed as compatible", "cann_hdk", yes, problems)
+    in_use = {p.lower() for p in products}
     for r in rows:
         c, h = r.get("cann"), r.get("hdk")
+        if r.get("product") and r.get("product").lower() not in in_use:
+            continue  # e.g. MindSDK's minimum does not bind a node without MindSDK
         ranged = c.startswith(">=") and h.startswith(">=")
-        if ranged and (_order_key(cann) < _order_key(c[2:]) or _order_key(hdk) < _order_key(h[2:])):
+        if ranged and (hv.compare(cann, c[2:]) < 0 or hv.compare(hdk, h[2:]) < 0):
             return _answer(
                 q,
                 "bad",

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ascend_audit.facts import huawei_version
+
 __all__ = [
     "AscendInstallInfo",
     "Compatibility",
@@ -46,38 +48,14 @@ def _lines(text: str) -> list[str]:
 # --------------------------------------------------------------------------- version logic
 
 
-def parse_version(version: str) -> tuple[tuple[int, int, str], ...]:
-    """Sort key of an Ascend version: `23.0.rc3` < `23.0.0` < `23.0.3`; `8.1.RC1` < `8.1.0`.
-
-    Each dot-separated component maps to (rank, number, text): test/alpha/beta builds (`T10`)
-    rank 0, release candidates (`rc3`) 1, other words such as builds (`b030`) 2, plain numbers 3.
-    A version that extends another (`24.1.rc1.b030` vs `24.1.rc1`) sorts after it.
-    """
-    key: list[tuple[int, int, str]] = []
-    for part in version.strip().lower().split("."):
-        if not part:
-            continue
-        m = _COMPONENT_RE.match(part)
-        if m is None:
-            key.append((2, 0, part[:32]))
-            continue
-        word, digits = m.group(1), m.group(2)
-        num = int(digits[:18]) if digits else 0
-        if not word:
-            key.append((3, num, ""))
-        elif word == "rc":
-            key.append((1, num, ""))
-        elif word in ("t", "alpha", "beta", "a"):
-            key.append((0, num, word))
-        else:
-            key.append((2, num, word))
-    return tuple(key)
+def parse_version(version: str) -> Any:
+    """Sort key of an Ascend version (the grammar of facts/huawei_version.py)."""
+    return huawei_version.sort_key(version)
 
 
 def compare_versions(a: str, b: str) -> int:
     """-1, 0 or 1 as Ascend version a sorts before, equal to, or after b."""
-    ka, kb = parse_version(a), parse_version(b)
-    return (ka > kb) - (ka < kb)
+    return huawei_version.compare(a, b)
 
 
 @dataclass(frozen=True)
@@ -101,18 +79,7 @@ class VersionRange:
 
 def version_in_range(version: str, low: str, high: str) -> bool:
     """True when low <= version <= high; `high` ending in `.` also admits anything under it."""
-    v = parse_version(version)
-    if not v:
-        return False
-    if low.strip() and v < parse_version(low):
-        return False
-    h = high.strip()
-    if not h:
-        return True
-    hk = parse_version(h)
-    if h.endswith("."):
-        return v <= hk or v[: len(hk)] == hk
-    return v <= hk
+    return huawei_version.in_range(version, low, high)
 
 
 def _bracket_lists(value: str) -> tuple[tuple[str, ...], ...]:
@@ -141,8 +108,8 @@ def _ranges(value: str) -> tuple[VersionRange, ...]:
 
 def inner_family(inner_version: str) -> tuple[int, int, int] | None:
     """`V100R001C15SPC006B220` -> (100, 1, 15); None when it is not an inner version."""
-    m = _FAMILY_RE.match(inner_version.strip())
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+    parsed = huawei_version.parse_inner(inner_version)
+    return parsed.family if parsed else None
 
 
 def _family_in(inner_version: str | None, families: tuple[VersionRange, ...]) -> bool | None:

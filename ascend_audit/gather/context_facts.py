@@ -21,8 +21,9 @@ from ascend_audit.facts.container import (
     parse_devices_list,
     parse_mask,
 )
-from ascend_audit.facts.driver_scan import DEV_NODES
+from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI
 from ascend_audit.facts.network import SERVING_ENV
+from ascend_audit.facts.npu_users import NPU_USERS, NpuUser, NpuUsers, parent_pid
 from ascend_audit.facts.users import (
     AUDITING_USER,
     SERVICE_USER,
@@ -157,3 +158,47 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     if isinstance(grant, DeviceGrant):
         out["device_grant"] = grant.to_dict()
     return out
+
+
+@gatherer(NPU_USERS, "driver")
+def npu_users(ctx: Context) -> NpuUsers:
+    """npu-smi's process rows, each marked as part of the serving process tree or not."""
+    from ascend_audit.gather.framework import is_serving
+
+    run = ctx.fact(NPU_SMI)
+    info = run.info
+    if info is None:
+        return NpuUsers()
+    try:
+        procs = {p.pid: p for p in ctx.host.processes()}
+    except Exception:
+        procs = {}
+    serving = {pid for pid, p in procs.items() if is_serving(p)}
+
+    def in_tree(pid: int | None) -> bool:
+        seen: set[int] = set()
+        while pid is not None and pid > 1 and pid not in seen:
+            if pid in serving:
+                return True
+            seen.add(pid)
+            read = ctx.host.read_text(f"/proc/{pid}/stat")
+            pid = parent_pid(read.text or "") if read.ok else None
+        return False
+
+    users = []
+    for p in info.processes:
+        pid = p.container_pid if p.container_pid is not None else p.pid
+        proc = procs.get(pid) if pid is not None else None
+        users.append(
+            NpuUser(
+                p.npu_id,
+                p.chip_id,
+                p.pid,
+                p.name,
+                p.memory_mb,
+                proc is not None,
+                in_tree(pid),
+                " ".join(proc.cmdline)[:200] if proc is not None else "",
+            )
+        )
+    return NpuUsers(tuple(users), tuple(sorted(serving)), info.has_process_table)

@@ -316,8 +316,12 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     scanned = [
         i.facts for i in facts.get("serving_logs") or [] if i.facts is not None and not i.error
     ]
-    engine = first(c.engine for c in good) or first(
-        ("mindie" if f.engine == "mindie" else "vllm") if f.engine else None for f in scanned
+    engine = (
+        first(c.engine for c in good)
+        or first(
+            ("mindie" if f.engine == "mindie" else "vllm") if f.engine else None for f in scanned
+        )
+        or first(f.engine_kind for f in scanned)
     )
     if engine:
         fw["engine"] = engine
@@ -330,6 +334,19 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     tokens = first(kv_tokens(f) for f in scanned)
     if tokens is not None:
         fw["kv_tokens"] = tokens
+    stages = [f for f in scanned if f.stage or f.died]
+    if stages:
+        fw["lifecycle"] = [
+            {
+                "log": f.source,
+                "stage": f.stage,
+                "died": f.died,
+                "final_exception": f.final_exception,
+                "exception_where": f.exception_where,
+                "error_codes": [str(h.value) for h in f.error_codes],
+            }
+            for f in stages
+        ]
     load = first(f.weights_load_seconds for f in scanned)
     if load is not None:
         fw["load_seconds"] = load

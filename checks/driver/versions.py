@@ -6,6 +6,7 @@ from typing import Any
 
 from ascend_audit.context import Context
 from ascend_audit.facts.container import CONTAINER
+from ascend_audit.facts.driver_scan import NPU_SMI
 from ascend_audit.facts.npu_details import NPU_BOARDS
 from ascend_audit.facts.version_files import VERSION_FILES
 from ascend_audit.model import Evidence, Outcome, Status, error, fail, passed, warn
@@ -31,9 +32,9 @@ def fold(findings: list[Outcome], ok: str, evidence: list[Evidence], **metrics: 
 
 def same(a: str | None, b: str | None) -> bool:
     """Two Ascend version strings name the same version (`8.1.RC1` == `8.1.rc1`)."""
-    from ascend_audit.facts.versions import compare_versions
+    from ascend_audit.facts.huawei_version import same as same_version
 
-    return bool(a and b) and compare_versions(a, b) == 0  # type: ignore[arg-type]
+    return same_version(a, b)
 
 
 def file_findings(vf: Any, boards: Any, container: bool) -> list[Outcome]:
@@ -242,36 +243,83 @@ def driver_firmware(ctx: Context) -> Outcome:
     return fold(findings, ok, evidence, driver=vf.driver_version, firmware=vf.firmware_version)
 
 
-def hdk_finding(cann: str, hdk: str) -> Outcome | None:
-    """CANN against the driver (HDK) in the packaged compatibility table; None if no table."""
+def hdk_finding(cann: str, hdk: str, family_ok: bool) -> Outcome | None:
+    """CANN against the driver (HDK) in the packaged compatibility table; None if no table.
+
+    A pair the table does not list is not a warning when the toolkit's own compatible_version
+    already accepts the driver's inner-version family (FAMILY_OK)."""
     try:
         from ascend_audit.facts.compat import check_cann_hdk
     except ImportError:
         return None
     answer = check_cann_hdk(cann, hdk)
     where = f"table of version {answer.table_version}"
+    row = answer.rows[0] if answer.rows else None
     source = f" (source: {answer.sources[0]})" if answer.sources else ""
+    scope = f", a {row.get('scope')} row" if row is not None and row.get("scope") else ""
     if answer.verdict == "bad":
-        return fail(f"CANN {cann} with driver {hdk}: {answer.reason} in the {where}{source}")
+        return fail(f"CANN {cann} with driver {hdk}: {answer.reason} in the {where}{scope}{source}")
     if answer.verdict == "ok":
         return note(f"CANN {cann} with driver {hdk} {answer.reason} in the {where}")
+    if family_ok:
+        return note(f"CANN {cann} with driver {hdk} is not in the {where}; the toolkit accepts it")
     return warn(f"CANN {cann} with driver {hdk} is not in the {where}; check the release notes")
 
 
-def toolkit_findings(tk: Any, vf: Any) -> list[Outcome]:
-    """The toolkit's compatible driver families and the HDK table, against the installed driver."""
+def running_driver(vf: Any, boards: Any, run: Any) -> tuple[str | None, str]:
+    """The driver version and where it was read: version.info, else npu-smi (board, header)."""
+    if vf.driver_version:
+        return vf.driver_version, vf.driver.path
+    sw = sorted(set(boards.software_versions().values()))
+    if len(sw) == 1:
+        return sw[0], "npu-smi info -t board (Software Version)"
+    info = run.info if run is not None else None
+    if info is not None and info.driver_version:
+        return info.driver_version, "the npu-smi info header"
+    return None, ""
+
+
+def toolkit_findings(tk: Any, vf: Any, driver: str | None, origin: str) -> list[Outcome]:
+    """The toolkit's compatible driver families and the HDK table, against the running driver."""
+    from ascend_audit.facts.huawei_version import is_prerelease
     from ascend_audit.facts.versions import toolkit_accepts_driver
 
-    if not vf.driver.present or vf.driver.parsed is None:
-        return [error(f"cannot judge CANN against the driver: {vf.driver.path} not readable")]
     out: list[Outcome] = []
-    verdict = toolkit_accepts_driver(tk.parsed, vf.driver.parsed)
-    if verdict.accepted is False:
-        out.append(fail(f"CANN {tk.parsed.version} does not support this driver: {verdict.reason}"))
-    elif verdict.accepted is None:
-        out.append(warn(f"CANN {tk.parsed.version} vs driver not stated: {verdict.reason}"))
-    if vf.driver_version:
-        out.append(hdk_finding(tk.parsed.version, vf.driver_version))
+    version = tk.parsed.version
+    if is_prerelease(version):
+        out.append(
+            warn(
+                f"CANN {version} is a pre-release (alpha, beta or test build): not a "
+                "release to go live on"
+            )
+        )
+    family_ok = False
+    if vf.driver.present and vf.driver.parsed is not None:
+        verdict = toolkit_accepts_driver(tk.parsed, vf.driver.parsed)
+        family_ok = verdict.accepted is True
+        if verdict.accepted is False:
+            out.append(fail(f"CANN {version} does not support this driver: {verdict.reason}"))
+        elif verdict.accepted is None:
+            out.append(warn(f"CANN {version} vs driver not stated: {verdict.reason}"))
+        else:
+            out.append(note(verdict.reason))
+    elif driver is None:
+        return [
+            *out,
+            error(
+                f"cannot judge CANN against the driver: {vf.driver.path} not "
+                "readable and npu-smi names no driver version"
+            ),
+        ]
+    else:
+        out.append(
+            note(
+                f"driver {driver} from {origin} ({vf.driver.path} not present: its "
+                "inner-version family is unknown)"
+            )
+        )
+    if driver:
+        out.append(hdk_finding(version, driver, family_ok))
     return [f for f in out if f is not None]
 
 
@@ -288,8 +336,9 @@ def cann_driver(ctx: Context) -> Outcome:
             [Evidence("file", p, "not found") for p in vf.searched],
         )
     evidence = [tk.evidence(), vf.driver.evidence()]
-    findings = toolkit_findings(tk, vf)
+    driver, origin = running_driver(vf, ctx.fact(NPU_BOARDS), ctx.fact(NPU_SMI))
+    findings = toolkit_findings(tk, vf, driver, origin)
     if want and not same(want, tk.parsed.version):
         findings.append(fail(f"CANN {tk.parsed.version} installed, policy expects {want}"))
-    ok = f"CANN {tk.parsed.version} ({tk.path}) supports driver {vf.driver_version}"
-    return fold(findings, ok, evidence, cann=tk.parsed.version, driver=vf.driver_version)
+    ok = f"CANN {tk.parsed.version} ({tk.path}) supports driver {driver}"
+    return fold(findings, ok, evidence, cann=tk.parsed.version, driver=driver)

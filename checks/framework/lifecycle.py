@@ -80,6 +80,9 @@ def _death(f: Any) -> Outcome:
             "codes " + ", ".join(f"{info.code} ({info.meaning})" for _h, info in codes[:4])
         )
     ev = [hit_evidence(death)]
+    reached = f.last(f"stage_{f.stage}") if f.stage else None
+    if reached is not None:
+        ev.append(hit_evidence(reached))  # how far it got
     ev += [hit_evidence(h) for h in f.deaths if h.lineno != death.lineno][:3]
     ev += [code_evidence(h, info) for h, info in codes[:6]]
     fix = next((_HCCL_FIX for _h, i in codes if _is_hccl(i)), None)

@@ -121,6 +121,25 @@ def test_mindie() -> None:
     assert check_mindie("9.9.9", cann="8.5.0").verdict == "unknown"
 
 
+def test_product_minimum_applies_only_where_the_product_is_in_use() -> None:
+    a = check_cann_hdk("7.0.0", "23.0.rc3", products=("MindSDK",))
+    assert a.verdict == "bad" and "minimum" in a.reason
+    assert a.rows[0].get("scope") == "minimum" and a.rows[0].get("product") == "MindSDK"
+    assert check_cann_hdk("7.0.0", "23.0.rc3").verdict == "unknown"
+
+
+def test_builds_and_patches_match_their_release_rows() -> None:
+    assert check_cann_hdk("8.2.RC1", "24.1.RC3.b030").verdict == "ok"
+    assert check_cann_hdk("8.2.RC1", "24.1.rc3.2").verdict == "ok"
+
+
+def test_every_hdk_row_has_a_scope_and_a_source() -> None:
+    from ascend_audit.facts.compat import load_table
+
+    for row in load_table("cann_hdk"):
+        assert row.get("scope") in ("pairing", "minimum", "known-bad") and row.source
+
+
 @pytest.mark.parametrize(
     ("cann", "hdk", "verdict"),
     [
@@ -131,7 +150,7 @@ def test_mindie() -> None:
         ("9.2.0", "25.7.RC1", "ok"),
         ("9.0.0-beta.2", "25.5.1", "ok"),
         ("8.2.RC1", "24.1.RC3", "ok"),
-        ("7.0.0", "23.0.rc3", "bad"),
+        ("7.0.0", "23.0.rc3", "unknown"),  # below MindSDK's minimum only: no MindSDK here
         ("8.3.RC1", "24.1.0", "unknown"),
         ("8.3.RC1", "", "unknown"),
     ],
