@@ -482,6 +482,12 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         if record_to:
             host = RecordingHost(host)
     policy = _load_policy(opts["policy"], snapshot_policy)
+    unknown = [c for c in policy["audit.required_checks"] if registry.get(c) is None]
+    if unknown:
+        raise UsageError(
+            f"policy audit.required_checks: unknown check id {unknown[0]}; "
+            "`ascend-audit checks` lists them"
+        )
     if opts.get("timeout"):
         policy.values["audit.command_timeout"] = float(opts["timeout"])
         # a hung npu-smi is bounded by --timeout too (its own key defaults to the same 10 s)

@@ -188,6 +188,15 @@ def apply_waiver(result: Result, ctx: Context, today: dt.date) -> Result:
     return result
 
 
+def require(result: Result, required: frozenset[str]) -> Result:
+    """A required check (audit.required_checks) that SKIPs fails, naming why it could not run."""
+    if result.id not in required or result.status is not Status.SKIP:
+        return result
+    result.summary = f"required check {result.id} could not run: {result.summary}"
+    result.status = Status.FAIL
+    return result
+
+
 def layer_verdict(results: Iterable[Result]) -> Verdict:
     statuses = [r.status for r in results]
     judged = [s for s in statuses if s not in (Status.SKIP, Status.BLOCKED)]
@@ -232,6 +241,7 @@ def run_audit(
     day = today or dt.date.today()
     started, t0 = _now(), time.perf_counter()
     required = set(ctx.policy["audit.required_layers"]) & set(sel.layers)
+    must_run = frozenset(ctx.policy.get("audit.required_checks", ()) or ())
     results: list[Result] = []
     layers: list[LayerReport] = []
     for layer in LAYERS:
@@ -265,7 +275,7 @@ def run_audit(
         else:
             ctx.prefetch(layer)
             for spec in specs:
-                res = apply_waiver(run_check(spec, ctx), ctx, day)
+                res = apply_waiver(require(run_check(spec, ctx), must_run), ctx, day)
                 res.on_broken_layer = bool(blockers)
                 if blockers:
                     res.blocked_by = list(blockers)
@@ -298,6 +308,9 @@ def _layer_reason(verdict: Verdict, results: list[Result], blockers: list[str], 
     bad = [r.id for r in results if r.status in GATING]
     if verdict is Verdict.NOT_READY:
         reason = f"failing: {', '.join(bad)}"
+        unrun = [r.summary for r in results if r.summary.startswith(f"required check {r.id} ")]
+        if unrun:
+            reason += f" ({'; '.join(unrun)})"
     elif verdict is Verdict.DEGRADED:
         reason = f"warnings: {', '.join(r.id for r in results if r.status is Status.WARN)}"
     elif verdict is Verdict.MISSING:

@@ -75,6 +75,17 @@ def _layers(v: Any) -> tuple[str, ...]:
     return items
 
 
+_CHECK_ID_RE = re.compile(r"^[A-Z]{2,8}(?:-[A-Z0-9]{2,12})+-\d{3}$")
+
+
+def _check_ids(v: Any) -> tuple[str, ...]:
+    items = _str_list(v)
+    bad = [x for x in items if not _CHECK_ID_RE.match(x)]
+    if bad:
+        raise ValueError(f"{bad[0]!r} is not a check id (like DRV-NET-001)")
+    return items
+
+
 def _choice(*options: str) -> Validator:
     def check(v: Any) -> str:
         if v not in options:
@@ -94,6 +105,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
             _pos_num,
             30.0,
             "seconds a plug-in check (--checks-dir, entry point) may run before it is an ERROR",
+        ),
+        "required_checks": (
+            _check_ids,
+            (),
+            "checks that must run (a SKIP fails the layer)",
         ),
     },
     "driver": {

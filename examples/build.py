@@ -305,7 +305,19 @@ def write_model(root: Path, model: str = "Qwen2.5-32B-Instruct", shards: int = 1
         json.dumps({"metadata": {"total_size": 32 * shards}, "weight_map": weight_map}, indent=2)
     )
     (directory / "config.json").write_text(
-        json.dumps({"architectures": ["Qwen2ForCausalLM"], "torch_dtype": "bfloat16"}, indent=2)
+        json.dumps(
+            {
+                "architectures": ["Qwen2ForCausalLM"],
+                "torch_dtype": "bfloat16",
+                # Qwen2.5-32B-Instruct's shape: FWK-MEMFIT-001 sizes one sequence's KV from it
+                "hidden_size": 5120,
+                "num_hidden_layers": 64,
+                "num_attention_heads": 40,
+                "num_key_value_heads": 8,
+                "max_position_embeddings": 32768,
+            },
+            indent=2,
+        )
     )
 
 
@@ -339,6 +351,29 @@ def write_host_tuning(root: Path) -> None:
         (root / rel).write_text(text)
 
 
+def write_serving_host(root: Path, shm_size: str) -> None:
+    """/dev/shm in the mount table and the listening sockets (sshd, node_exporter) of the node."""
+    for rel, line in (
+        (
+            "proc/self/mountinfo",
+            f"31 24 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs shm "
+            f"rw,size={shm_size},inode64",
+        ),
+        ("proc/mounts", f"shm /dev/shm tmpfs rw,nosuid,nodev,size={shm_size},inode64 0 0"),
+    ):
+        with (root / rel).open("a") as fh:
+            fh.write(line + "\n")
+    head = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    rows = "".join(
+        f"   {i}: 00000000:{port:04X} 00000000:0000 0A 00000000:00000000 00:00000000 00000000"
+        f"     0        0 {inode} 1 0000000000000000 100 0 0 10 0\n"
+        for i, (port, inode) in enumerate(((22, 21310), (9100, 30122)))
+    )
+    (root / "proc/net").mkdir(parents=True, exist_ok=True)
+    (root / "proc/net/tcp").write_text(head + rows)
+    (root / "proc/net/tcp6").write_text(head)
+
+
 def write_identity(root: Path, hostname: str) -> None:
     (root / "etc").mkdir(exist_ok=True)
     (root / "etc/hostname").write_text(hostname + "\n")
@@ -362,6 +397,7 @@ class Example:
     eager: bool = False
     extra: Callable[[Path], None] | None = None
     npus: list[FakeNpu] = field(default_factory=list)
+    shm_size: str = "16777216k"  # 16 GiB; Docker's default without --shm-size is 65536k
 
 
 EXAMPLES = [
@@ -392,6 +428,14 @@ EXAMPLES = [
         {"driver": "READY", "operator": "READY", "framework": "NOT_READY"},
         eager=True,
     ),
+    Example(
+        "shm-too-small",
+        "the healthy node in a container started without --shm-size (64 MiB /dev/shm): "
+        "driver NOT_READY on DRV-SHM-001, rest BLOCKED",
+        "a2-node-21",
+        {"driver": "NOT_READY", "operator": "BLOCKED", "framework": "BLOCKED"},
+        shm_size="65536k",
+    ),
 ]
 
 
@@ -405,6 +449,7 @@ def build(example: Example, out: Path, report_json: Path | None = None) -> dict[
         write_identity(root, example.hostname)
         write_model(root)
         write_host_tuning(root)
+        write_serving_host(root, example.shm_size)
         software = OLD_DRIVER if example.mismatch else DRIVER
         firmware = OLD_FIRMWARE if example.mismatch else FIRMWARE
         npus = [

@@ -144,7 +144,7 @@ def _evidence_view(e: dict[str, Any], budget: int) -> dict[str, Any]:
 
 def key_evidence(r: dict[str, Any]) -> dict[str, str] | None:
     """The evidence line a failure stands on: the first evidence item's source and the first
-    line of its excerpt (or of its values when it has no excerpt)."""
+    line of its excerpt that carries a value (or its values when it has no excerpt)."""
     for e in r.get("evidence") or []:
         if not isinstance(e, dict):
             continue
@@ -153,10 +153,12 @@ def key_evidence(r: dict[str, Any]) -> dict[str, str] | None:
         if not lines and values:
             lines = [", ".join(f"{k}={v}" for k, v in list(values.items())[:6] if _is_scalar(v))]
         if lines and lines[0]:
+            # a table's header line says nothing yet: the first line carrying a value does
+            line = next((x for x in lines[:12] if any(c.isdigit() for c in x)), lines[0])
             return {
                 "kind": str(e.get("kind", "")),
                 "source": svg.shorten(e.get("source", ""), 160),
-                "line": svg.shorten(lines[0], 300),
+                "line": svg.shorten(line, 300),
             }
     return None
 

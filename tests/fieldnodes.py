@@ -328,6 +328,19 @@ def _fw_na(tmp: Path) -> Node:
     return Node(root, dict(npu_smi_outputs(npus)))
 
 
+def _soc_310b(tmp: Path) -> Node:
+    root = tmp / "root"
+    healthy_910b_node(root)
+    for bdf in NPU_BDFS:  # an Atlas 200I A2 / 500 A2: the 310B is a SoC, no PCI function
+        drop(root, f"/sys/bus/pci/devices/{bdf}")
+    for i in range(1, 8):
+        drop(root, f"/dev/davinci{i}")
+    npu = FakeNpu(0, "NA", name="310B4", hbm_total=0)
+    answers = boards_for([npu])
+    answers["info"] = npu_smi_info([npu], "23.0.0")
+    return Node(root, answers)
+
+
 OK = ("PASS",)
 NOT_FAIL = ("PASS", "WARN")
 SCENARIOS: tuple[Scenario, ...] = (
@@ -393,6 +406,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         (TK_ALPHA,),
         _alpha,
         {"DRV-VER-002": (("WARN",), "alpha")},
+    ),
+    Scenario(
+        "310B-soc-without-pci-function",
+        (),
+        _soc_310b,
+        {"DRV-NPU-001": (OK, "")},
     ),
     Scenario(
         "partial-install-npu-smi-warning",

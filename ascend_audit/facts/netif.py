@@ -1,15 +1,19 @@
-"""Host network interfaces: names, link state and addresses (`ip -j addr`, /proc/net/if_inet6)."""
+"""Host network interfaces: link state and addresses (/proc/net/route, fib_trie, if_inet6)."""
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 from dataclasses import dataclass
 
-from ascend_audit.facts.common import Problems
-
-__all__ = ["Interface", "Interfaces", "parse_if_inet6", "parse_ip_addr_json", "parse_size"]
+__all__ = [
+    "Interface",
+    "Interfaces",
+    "addresses_by_route",
+    "parse_if_inet6",
+    "parse_proc_net_route",
+    "parse_size",
+]
 
 MAX_IFACES = 4096
 _IF_INET6_RE = re.compile(r"^([0-9a-fA-F]{32})\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S{1,32})$")
@@ -50,33 +54,6 @@ def _norm_ip(text: str) -> str | None:
         return None
 
 
-def parse_ip_addr_json(text: str | None) -> Interfaces:
-    """`ip -j addr show`: ifname, operstate and addr_info[].local of each interface."""
-    probs = Problems()
-    try:
-        data = json.loads(text or "")
-    except (ValueError, RecursionError) as exc:
-        return Interfaces((), "ip -j addr", False, (f"ip -j addr: not JSON ({exc})"[:200],))
-    if not isinstance(data, list):
-        return Interfaces((), "ip -j addr", False, ("ip -j addr: expected a JSON list",))
-    out: list[Interface] = []
-    for entry in data[:MAX_IFACES]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("ifname"), str):
-            probs.add("ip -j addr: an entry without ifname")
-            continue
-        addrs = []
-        for a in entry.get("addr_info") or []:
-            if isinstance(a, dict) and isinstance(a.get("local"), str):
-                addrs.append(a["local"])
-        state = entry.get("operstate")
-        out.append(
-            Interface(
-                entry["ifname"], state.lower() if isinstance(state, str) else None, tuple(addrs)
-            )
-        )
-    return Interfaces(tuple(out), "ip -j addr", True, probs.result())
-
-
 def parse_if_inet6(text: str | None) -> dict[str, list[str]]:
     """IPv6 addresses per interface from /proc/net/if_inet6."""
     out: dict[str, list[str]] = {}
@@ -100,3 +77,40 @@ def parse_size(text: str, total_bytes: int | None = None) -> int | None:
     if unit == "%":
         return total_bytes * n // 100 if total_bytes else None
     return n * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[unit]
+
+
+def parse_proc_net_route(text: str | None) -> list[tuple[str, int, int]]:
+    """(interface, network, mask) of the directly connected IPv4 routes in /proc/net/route."""
+    out: list[tuple[str, int, int]] = []
+    for line in (text or "").splitlines()[1 : MAX_IFACES * 16]:
+        parts = line.split()
+        if len(parts) < 8:
+            continue
+        try:
+            dest = int.from_bytes(bytes.fromhex(parts[1]), "little")
+            gateway = int(parts[2], 16)
+            mask = int.from_bytes(bytes.fromhex(parts[7]), "little")
+        except ValueError:
+            continue
+        if gateway == 0 and mask:
+            out.append((parts[0][:32], dest, mask))
+    return out
+
+
+def addresses_by_route(
+    local: list[str] | tuple[str, ...], routes: list[tuple[str, int, int]]
+) -> dict[str, list[str]]:
+    """Each local IPv4 address on the interface whose connected route (longest mask) holds it."""
+    out: dict[str, list[str]] = {}
+    for addr in local:
+        try:
+            n = int(ipaddress.IPv4Address(addr))
+        except ValueError:
+            continue
+        best = None
+        for iface, net, mask in routes:
+            if n & mask == net & mask and (best is None or mask > best[1]):
+                best = (iface, mask)
+        if best is not None:
+            out.setdefault(best[0], []).append(addr)
+    return out

@@ -1297,6 +1297,10 @@ def _kind_of(name: str) -> str | None:
         if low.startswith("op_statistic"):
             return "op_statistic"
         return None
+    if low.endswith(".db"):
+        from ascend_audit.facts.profiler_db import is_profiler_db
+
+        return "profiler_db" if is_profiler_db(name) else None
     if low == "trace_view.json":
         return "trace_view"
     if low.startswith("msprof_") and low.endswith(".json"):
@@ -1345,6 +1349,8 @@ def discover_traces(path: str | os.PathLike[str]) -> list[TraceSource]:
                 kind = _sniff_csv_kind(root)
             if kind is None and root.suffix.lower() == ".json":
                 kind = "trace_view"
+            if kind is None and root.suffix.lower() == ".db":
+                kind = "profiler_db"
             if kind is None:
                 return []
             return [TraceSource(str(root), kind, _rank_label(root, root.parent))]
@@ -1399,6 +1405,17 @@ def _sniff_csv_kind(p: Path) -> str | None:
     return "kernel_details"
 
 
+def _summarize_table(
+    s: TraceSource, progress: Callable[[int], None] | None = None
+) -> KernelSummary:
+    """A kernel table: a CSV, or a profiler SQLite export read by facts.profiler_db."""
+    if s.kind == "profiler_db":
+        from ascend_audit.facts.profiler_db import summarize_profiler_db
+
+        return summarize_profiler_db(s.path)
+    return summarize_kernels(s.path, progress)
+
+
 def collect_profiler_facts(
     path: str | os.PathLike[str], progress: Callable[[int], None] | None = None
 ) -> ProfilerFacts:
@@ -1415,6 +1432,7 @@ def collect_profiler_facts(
         what = "does not exist" if not Path(path).exists() else "holds no profiler output"
         problems.append(
             f"{source} {what} (looked for kernel_details.csv, op_summary_*.csv, "
+            "ascend_pytorch_profiler_*.db, msprof_*.db, "
             "op_statistic*.csv, trace_view.json, msprof_*.json)"
         )
         return ProfilerFacts(source, problems=tuple(problems))
@@ -1424,10 +1442,14 @@ def collect_profiler_facts(
     ranks: list[RankTraces] = []
     for rank, items in by_rank.items():
         kd = [s for s in items if s.kind == "kernel_details"]
-        tables = kd or [s for s in items if s.kind == "op_summary"]
+        tables = (
+            kd
+            or [s for s in items if s.kind == "op_summary"]
+            or [s for s in items if s.kind == "profiler_db"]  # SQLite export (issue 16)
+        )
         kernels: KernelSummary | None = None
         if tables:
-            parts = [summarize_kernels(s.path, progress) for s in tables]
+            parts = [_summarize_table(s, progress) for s in tables]
             kernels = parts[0] if len(parts) == 1 else merge_summaries(parts)
             kernels = _with_ranks(kernels, (rank,))
         stats = [parse_op_statistic(s.path) for s in items if s.kind == "op_statistic"]

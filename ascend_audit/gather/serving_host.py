@@ -2,7 +2,7 @@
 
 Everything is read through the Host: the mount table of the serving process (or our own),
 /proc/net/tcp{,6}, the fd links of processes that own a listening socket on a wanted port,
-`ip -j addr` (else /sys/class/net and /proc/net/fib_trie), and `ray status` for Ray launches.
+/sys/class/net with /proc/net/fib_trie, route and if_inet6, and `ray status` for Ray launches.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from typing import Any
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.facts.framework_inputs import SERVING_CONFIGS
-from ascend_audit.facts.netif import Interface, Interfaces, parse_ip_addr_json, parse_size
+from ascend_audit.facts.netif import (
+    Interface,
+    Interfaces,
+    addresses_by_route,
+    parse_if_inet6,
+    parse_proc_net_route,
+    parse_size,
+)
 from ascend_audit.facts.network import LOCAL_ADDRESSES, SERVING_ENV
 from ascend_audit.facts.serving_host import (
     NET_VIEW,
@@ -31,7 +38,6 @@ from ascend_audit.facts.serving_host import (
 from ascend_audit.facts.sockets import SocketTable, merge_tables, parse_proc_net_tcp, socket_inode
 from ascend_audit.host.base import FileRead, ProcessInfo
 
-IP_ADDR = ("ip", "-j", "addr", "show")
 RAY_STATUS = ("ray", "status")
 HCCL_BASE_PORT = 60000  # HCCL_IF_BASE_PORT default (CANN env reference, HCCL_IF_BASE_PORT)
 VLLM_PORT = 8000  # vllm serve --port default
@@ -192,26 +198,30 @@ def port_scan(ctx: Context) -> PortScan:
 # interfaces
 
 
-@gatherer(NET_VIEW, "driver", commands=(IP_ADDR,))
+@gatherer(NET_VIEW, "driver")
 def net_view(ctx: Context) -> NetView:
-    """Interfaces with state and addresses: `ip -j addr show`, else sysfs + fib_trie."""
-    res = ctx.host.run(list(IP_ADDR), ctx.timeout)
+    """Interfaces with state and IPv4/IPv6 addresses, from files only (sysroot- and
+    snapshot-safe): /sys/class/net/*/operstate, /proc/net/fib_trie's local addresses placed
+    on interfaces by /proc/net/route's connected routes, and /proc/net/if_inet6."""
     local = ctx.fact(LOCAL_ADDRESSES)
-    if res.ok:
-        parsed = parse_ip_addr_json(res.stdout)
-        if parsed.items:
-            return NetView(parsed, tuple(local.addresses), res.command, res.stdout[:3000])
+    route = ctx.host.read_text("/proc/net/route")
+    inet6 = ctx.host.read_text("/proc/net/if_inet6")
+    by_iface = addresses_by_route(list(local.addresses), parse_proc_net_route(route.text))
+    for name, addrs in parse_if_inet6(inet6.text).items():
+        by_iface.setdefault(name, []).extend(addrs)
     items = []
     lines = []
     for name in ctx.host.listdir("/sys/class/net") or []:
         st: FileRead = ctx.host.read_text(f"/sys/class/net/{name}/operstate")
         state = (st.text or "").strip().lower() or None
-        items.append(Interface(name, state))
-        lines.append(f"{name} {state or '?'}")
-    lines.append("local addresses (fib_trie): " + (", ".join(local.addresses) or "none read"))
-    why = "" if res.ok else f"{res.describe()}; "
-    ifs = Interfaces(tuple(items), "/sys/class/net", False, (f"{why}read sysfs instead",))
-    return NetView(ifs, tuple(local.addresses), "/sys/class/net/*/operstate", "\n".join(lines))
+        held = tuple(by_iface.get(name, ()))
+        items.append(Interface(name, state, held))
+        lines.append(f"{name} {state or '?'} {' '.join(held)}".rstrip())
+    known = route.ok and bool(local.addresses)
+    problems = () if known else ("/proc/net/route or fib_trie unreadable: addresses not placed",)
+    ifs = Interfaces(tuple(items), "/sys/class/net + /proc/net/route", known, problems)
+    src = "/sys/class/net/*/operstate, /proc/net/fib_trie, /proc/net/route, /proc/net/if_inet6"
+    return NetView(ifs, tuple(local.addresses), src, "\n".join(lines))
 
 
 # ---------------------------------------------------------------------------------------------

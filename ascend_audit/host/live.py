@@ -58,6 +58,9 @@ SERVING_ENV_KEYS = (
     "TP_SOCKET_IFNAME",
     "VLLM_HOST_IP",
     "NPU_MEMORY_FRACTION",
+    "ATB_HOME_PATH",
+    "MINDIE_LLM_HOME_PATH",
+    "ATB_SPEED_HOME_PATH",
     "ASCEND_TOOLKIT_HOME",
 )
 # What a probe run as the serving user keeps of that process's environment: where its programs

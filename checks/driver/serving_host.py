@@ -206,7 +206,7 @@ def named_interfaces(ctx: Context) -> Outcome:
         )
     view = ctx.fact(NET_VIEW)
     if not view.interfaces.items:
-        return skip("no network interface could be listed (ip -j addr, /sys/class/net)")
+        return skip("no network interface could be listed (/sys/class/net)")
     findings: list[Outcome] = []
     for var, value in named.items():
         if var in IFNAME_VARS:
@@ -216,7 +216,7 @@ def named_interfaces(ctx: Context) -> Outcome:
     text = "\n".join(f"{k}={v}" for k, v in named.items())
     ev = [
         Evidence("config", f"environment of {origin}", text, dict(named)),
-        Evidence("command", view.evidence_source, view.excerpt[:3000]),
+        Evidence("file", view.evidence_source, view.excerpt[:3000]),
     ]
     out = worst(findings, f"{', '.join(named)} name interfaces that exist, are up and hold them")
     out.evidence = ev

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import ipaddress
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,12 @@ from standins import node_env, standin
 from sysroot import Link, write_tree
 
 from ascend_audit.context import Context, Inputs
-from ascend_audit.facts.netif import parse_if_inet6, parse_ip_addr_json, parse_size
+from ascend_audit.facts.netif import (
+    addresses_by_route,
+    parse_if_inet6,
+    parse_proc_net_route,
+    parse_size,
+)
 from ascend_audit.facts.sockets import parse_proc_net_tcp, socket_inode
 from ascend_audit.host.base import ProcessInfo
 from ascend_audit.host.live import LiveHost
@@ -48,16 +53,21 @@ BASE = {
     "/proc/meminfo": "MemTotal:       1056964608 kB\n",
     "/proc/net/tcp": TCP_HEAD + tcp_row(0, 22, 1111),
     "/proc/net/tcp6": TCP6_HEAD,
-    "/proc/net/fib_trie": "     |-- 10.0.0.5\n        /32 host LOCAL\n",
+    "/proc/net/fib_trie": (
+        "Local:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 10.0.0.5\n        /32 host LOCAL\n"
+        "     |-- 10.1.0.5\n        /32 host LOCAL\n"
+    ),
+    "/proc/net/route": (
+        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+        "eth0\t00000000\t0100000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+        "eth0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+        "eth1\t0000010A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+    ),
+    "/sys/class/net/lo/operstate": "unknown\n",
     "/sys/class/net/eth0/operstate": "up\n",
     "/sys/class/net/eth1/operstate": "down\n",
+    "/sys/class/net/eth2/operstate": "up\n",
 }
-IP_J = [
-    {"ifname": "lo", "operstate": "UNKNOWN", "addr_info": [{"local": "127.0.0.1"}]},
-    {"ifname": "eth0", "operstate": "UP", "addr_info": [{"local": "10.0.0.5"}]},
-    {"ifname": "eth1", "operstate": "DOWN", "addr_info": [{"local": "10.1.0.5"}]},
-    {"ifname": "eth2", "operstate": "UP", "addr_info": []},
-]
 
 
 class ServingHost(LiveHost):
@@ -82,17 +92,13 @@ def judge(
     files: dict | None = None,
     procs: list[ProcessInfo] | None = None,
     policy: str = "",
-    ip_json: object = IP_J,
     ray: str | None = None,
     configs: list[Path] | None = None,
 ):  # type: ignore[no-untyped-def]
     root, bindir = tmp_path / "root", tmp_path / "bin"
     root.mkdir(exist_ok=True)
     write_tree(root, {**BASE, **(files or {})})
-    if ip_json is not None:
-        standin(bindir, "ip", {"-j addr show": json.dumps(ip_json)})
-    else:  # an `ip` without JSON output (busybox): the host's own must not answer
-        standin(bindir, "ip", {"*": {"stderr": "ip: unknown option -j", "rc": 1}})
+    bindir.mkdir(exist_ok=True)
     if ray is not None:
         standin(bindir, "ray", {"status": ray})
     inputs = Inputs(serving_configs=tuple(str(c) for c in configs or ()))
@@ -131,11 +137,16 @@ def test_socket_links_and_sizes():
     assert parse_size("50%", 1000) == 500 and parse_size("lots") is None
 
 
-def test_ip_addr_json_and_if_inet6():
-    ifs = parse_ip_addr_json(json.dumps(IP_J))
-    assert [i.name for i in ifs.holding("10.0.0.5")] == ["eth0"]
-    assert parse_ip_addr_json("{not json").items == ()
-    assert parse_ip_addr_json('[1, {"x": 2}]').problems
+def test_route_placement_and_if_inet6():
+    routes = parse_proc_net_route(BASE["/proc/net/route"])
+    net = int(ipaddress.IPv4Address("10.0.0.0"))
+    mask = int(ipaddress.IPv4Address("255.255.255.0"))
+    assert routes == [("eth0", net, mask), ("eth1", net + 65536, mask)]
+    assert addresses_by_route(["10.0.0.5", "10.1.0.5", "192.168.9.9"], routes) == {
+        "eth0": ["10.0.0.5"],
+        "eth1": ["10.1.0.5"],
+    }
+    assert parse_proc_net_route("garbage\nx y z\n\xff") == []
     v6 = parse_if_inet6("fe800000000000000000000000000001 02 40 20 80 eth0\n")
     assert v6 == {"eth0": ["fe80::1"]}
 
@@ -261,7 +272,8 @@ def test_interfaces_that_exist_and_hold_the_address_pass(tmp_path):
     )
     out = judge(tmp_path, "DRV-NETIF-001", procs=[proc])
     assert out.status is Status.PASS, out.summary
-    assert out.evidence[-1].source == "ip -j addr show"
+    assert out.evidence[-1].source.startswith("/sys/class/net/*/operstate")
+    assert "eth0 up 10.0.0.5" in out.evidence[-1].excerpt
 
 
 @pytest.mark.parametrize(
@@ -285,15 +297,22 @@ def test_each_interface_failure(tmp_path, env, phrase):
     assert phrase in out.summary
 
 
-def test_without_ip_command_sysfs_and_fib_trie_are_used(tmp_path):
-    out = judge(
-        tmp_path, "DRV-NETIF-001", procs=[vllm(4242, VLLM_HOST_IP="10.0.0.9")], ip_json=None
-    )
-    assert out.status is Status.FAIL and "not a local address (10.0.0.5)" in out.summary
-    out = judge(
-        tmp_path, "DRV-NETIF-001", procs=[vllm(4242, GLOO_SOCKET_IFNAME="eth0")], ip_json=None
-    )
+def test_without_a_route_table_only_local_addresses_are_known(tmp_path):
+    files = {"/proc/net/route": b"\x00"}
+    (tmp_path / "root/proc/net").mkdir(parents=True, exist_ok=True)
+    out = judge(tmp_path, "DRV-NETIF-001", files, procs=[vllm(4242, VLLM_HOST_IP="10.0.0.9")])
+    assert out.status is Status.FAIL, out.summary
+    assert "10.0.0.9" in out.summary
+    out = judge(tmp_path, "DRV-NETIF-001", procs=[vllm(4242, GLOO_SOCKET_IFNAME="eth0")])
     assert out.status is Status.PASS, out.summary
+
+
+def test_the_auditing_machines_ip_command_is_never_asked(tmp_path):
+    standin(tmp_path / "bin", "ip", {"*": {"stdout": "[]", "rc": 0}})
+    proc = vllm(4242, VLLM_HOST_IP="10.0.0.5")
+    out = judge(tmp_path, "DRV-NETIF-001", procs=[proc])
+    assert out.status is Status.PASS, out.summary
+    assert not any(e.kind == "command" for e in out.evidence)
 
 
 def test_no_named_interface_skips(tmp_path):

@@ -106,3 +106,16 @@ def test_render_lang_rerenders_an_english_report(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     assert "未就绪" in (tmp_path / "s.md").read_text(encoding="utf-8")
     assert "优先修复" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_fix_first_key_evidence_is_a_line_with_a_value() -> None:
+    from ascend_audit.reports.html import key_evidence
+
+    r = {
+        "status": "FAIL",
+        "evidence": [
+            {"kind": "trace", "source": "prof", "excerpt": "type count total_us\nArgSort 60 5330"}
+        ],
+    }
+    assert key_evidence(r) == {"kind": "trace", "source": "prof", "line": "ArgSort 60 5330"}
+    assert key_evidence({"evidence": [{"kind": "file", "source": "x", "excerpt": ""}]}) is None
