@@ -489,10 +489,14 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
             "`ascend-audit checks` lists them"
         )
     if opts.get("timeout"):
-        policy.values["audit.command_timeout"] = float(opts["timeout"])
+        timeout = float(opts["timeout"])
         # a hung npu-smi is bounded by --timeout too (its own key defaults to the same 10 s)
-        policy.values["driver.npu_smi_timeout"] = min(
-            float(opts["timeout"]), float(policy["driver.npu_smi_timeout"])
+        policy = policy.with_overrides(
+            {
+                "audit.command_timeout": timeout,
+                "driver.npu_smi_timeout": min(timeout, float(policy["driver.npu_smi_timeout"])),
+            },
+            "--timeout",
         )
     live = host.inner if isinstance(host, RecordingHost) else host
     if isinstance(live, LiveHost):
@@ -627,6 +631,15 @@ def explain(check_id: str, checks_dirs: tuple[str, ...], lang: str | None) -> No
         click.echo("\nEvidence it reads:")
         for item in spec.evidence:
             click.echo(f"  - {item}")
+    if spec.policy_keys:
+        from ascend_audit.policy import SCHEMA
+
+        click.echo("\nPolicy keys it reads (default):")
+        for key in spec.policy_keys:
+            section, _, name = key.partition(".")
+            _v, default, text = SCHEMA.get(section, {}).get(name, (None, None, "plug-in setting"))
+            shown = "unset" if default is None else repr(default)
+            click.echo(f"  - {key} = {shown}  ({text})")
     click.echo("\nHow to fix:\n  " + (fix or "(not documented)").replace("\n", "\n  "))
 
 

@@ -20,6 +20,7 @@ from ascend_audit.model import (
     Evidence,
     LayerReport,
     Outcome,
+    Progress,
     Report,
     Result,
     Status,
@@ -45,16 +46,6 @@ class Selection:
         if self.only and spec.id not in self.only:
             return False
         return spec.id not in self.skip
-
-
-class Progress:
-    """Callbacks for live output; the default does nothing."""
-
-    def layer_started(self, layer: str) -> None: ...
-
-    def result(self, result: Result) -> None: ...
-
-    def layer_finished(self, layer: LayerReport) -> None: ...
 
 
 def _now() -> str:

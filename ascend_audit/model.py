@@ -267,3 +267,16 @@ class Report:
 
     def result(self, check_id: str) -> Result | None:
         return next((r for r in self.results if r.id == check_id), None)
+
+
+class Progress:
+    """Callbacks for live output as a run produces results; the default does nothing.
+
+    It lives beside the model so renderers can stream results without importing the engine.
+    """
+
+    def layer_started(self, layer: str) -> None: ...
+
+    def result(self, result: Result) -> None: ...
+
+    def layer_finished(self, layer: LayerReport) -> None: ...

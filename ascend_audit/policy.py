@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ascend_audit.model import LAYERS
@@ -213,6 +214,7 @@ class Policy:
     source: str = "built-in defaults"
     digest: str = ""
     plugins: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, str] = field(default_factory=dict)  # key -> what set it ("--timeout")
 
     def __getitem__(self, dotted: str) -> Any:
         return self.values[dotted]
@@ -223,13 +225,37 @@ class Policy:
     def waiver_for(self, check_id: str) -> Waiver | None:
         return next((w for w in self.waivers if w.check == check_id), None)
 
+    def with_overrides(self, changes: dict[str, Any], by: str) -> Policy:
+        """A new policy with values set outside the file (a CLI option); its digest covers them.
+
+        The policy is never changed after its digest is taken: an override makes a new one.
+        """
+        if not changes:
+            return self
+        unknown = sorted(set(changes) - set(self.values))
+        if unknown:
+            raise PolicyError(f"{by}: unknown policy key {unknown[0]}")
+        values = {**self.values, **changes}
+        said = json.dumps({k: _plain(v) for k, v in sorted(changes.items())}, sort_keys=True)
+        digest = hashlib.sha256(f"{self.digest}\n{by}\n{said}".encode()).hexdigest()[:16]
+        overrides = {**self.overrides, **dict.fromkeys(changes, by)}
+        return replace(self, values=values, digest=digest, overrides=overrides)
+
     def to_dict(self) -> dict[str, Any]:
+        """Source, digest and the effective value of every key (what the checks judged by)."""
         return {
             "source": self.source,
             "digest": self.digest,
             "required_layers": list(self.values["audit.required_layers"]),
             "waivers": [w.to_dict() for w in self.waivers],
+            "values": {k: _plain(v) for k, v in sorted(self.values.items())},
+            "overrides": dict(self.overrides),
         }
+
+
+def _plain(value: Any) -> Any:
+    """A policy value as JSON data (tuples become lists)."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def defaults() -> dict[str, Any]:

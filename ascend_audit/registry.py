@@ -25,7 +25,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ENTRY_POINT_GROUP = "ascend_audit.checks"
-META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence", "tags")
+META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence", "tags", "policy")
 # Translated metadata sits beside the English in the same table: title_zh, remediation_zh, …
 TRANSLATED_KEYS = ("title", "rationale", "remediation")
 TRANSLATIONS = ("zh",)
@@ -52,6 +52,7 @@ class CheckSpec:
     origin: str
     tags: tuple[str, ...] = ()  # as written in the metadata; see all_tags for the derived ones
     translations: tuple[tuple[str, str], ...] = ()  # (("title_zh", "…"), …)
+    policy_keys: tuple[str, ...] = ()  # the policy settings it reads ("operator.aicpu_share_fail")
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -75,6 +76,7 @@ class CheckSpec:
             "rationale": self.rationale,
             "remediation": self.remediation,
             "evidence": list(self.evidence),
+            "policy": list(self.policy_keys),
             "origin": self.origin,
             "tags": list(self.all_tags),
         }
@@ -160,7 +162,7 @@ class Registry:
         ]
         for fn in found:
             self.add_function(fn, origin, sidecar)
-        ids = {fn.__ascend_check__["id"] for fn in found}  # type: ignore[attr-defined]
+        ids = {fn.__ascend_check__["id"] for fn in found}
         stray = set(sidecar) - ids
         if stray:
             raise RegistryError(f"{origin}: metadata for {sorted(stray)} but no such @check")
@@ -197,6 +199,7 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     translations = tuple(
         (k, str(meta[k]).strip()) for k in ALLOWED_KEYS[len(META_KEYS) :] if meta.get(k)
     )
+    policy_keys = _policy_keys(cid, origin, meta.get("policy"))
     return CheckSpec(
         cid,
         layer,
@@ -209,7 +212,28 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
         origin,
         tuple(str(t).strip().lower() for t in tags if str(t).strip()),
         translations,
+        policy_keys,
     )
+
+
+def _policy_keys(cid: str, origin: str, declared: Any) -> tuple[str, ...]:
+    """The policy keys a check declares it reads, each one the policy schema knows."""
+    from ascend_audit.policy import SCHEMA
+
+    if declared is None:
+        return ()
+    if isinstance(declared, str):
+        declared = [declared]
+    if not isinstance(declared, (list, tuple)) or not all(isinstance(k, str) for k in declared):
+        raise RegistryError(f"check {cid} in {origin}: policy must be a list of policy keys")
+    known = {f"{s}.{k}" for s, keys in SCHEMA.items() for k in keys}
+    for key in declared:
+        if key not in known and not key.startswith("plugins."):
+            raise RegistryError(
+                f"check {cid} in {origin}: policy key {key!r} is not in the policy schema "
+                "(`ascend-audit policy-keys` lists them; plug-ins use plugins.<name>)"
+            )
+    return tuple(declared)
 
 
 def _not_loaded(ctx: Any) -> Any:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "fakes"))
 
 from fakenode import atlas_800_a2, npu_smi_outputs  # noqa: E402
 

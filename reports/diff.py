@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ascend_audit.reports.json_report import schema
+from ascend_audit.reports.schema_check import schema_problem
+
 from ascend_audit.model import LAYERS, Report
 from ascend_audit.safe_io import open_regular
 
@@ -45,7 +48,7 @@ def load_report(path: str) -> tuple[Report, str]:
         raise ReportInputError(f"{path}: nested too deeply to be a report") from None
     if not isinstance(data, dict) or "verdict" not in data or "results" not in data:
         raise ReportInputError(f"{path}: not an ascend-audit JSON report (no verdict/results)")
-    problem = shape_problem(data)
+    problem = schema_problem(data, schema())
     if problem:
         raise ReportInputError(f"{path}: not a valid ascend-audit report: {problem}")
     try:
@@ -53,70 +56,6 @@ def load_report(path: str) -> tuple[Report, str]:
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise ReportInputError(f"{path}: not a valid ascend-audit report: {exc!r}") from None
     return report, text
-
-
-_STR_FIELDS = ("id", "layer", "status", "severity", "title", "summary", "remediation")
-
-
-def shape_problem(data: dict[str, Any]) -> str | None:
-    """What in a report's JSON has the wrong type for the renderers, or None when it is sound."""
-    for key in ("tool", "host", "inputs", "inventory", "policy"):
-        if data.get(key) is not None and not isinstance(data[key], dict):
-            return f"{key} is not an object"
-    for key in ("started_at", "finished_at", "verdict", "schema_version"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            return f"{key} is not a string"
-    if data.get("duration_ms") is not None and type(data["duration_ms"]) not in (int, float):
-        return "duration_ms is not a number"
-    for key in ("tool", "host"):
-        for k, v in (data.get(key) or {}).items():
-            if not isinstance(v, (str, int, float, type(None))):
-                return f"{key}.{k} is not a scalar"
-    layers, results = data.get("layers") or [], data.get("results") or []
-    if not isinstance(layers, list) or not isinstance(results, list):
-        return "layers and results must be lists"
-    for i, layer in enumerate(layers):
-        if not isinstance(layer, dict) or not isinstance(layer.get("name"), str):
-            return f"layers[{i}] is not a layer object with a name"
-        if not isinstance(layer.get("reason", ""), str) or not _str_list(layer.get("blocked_by")):
-            return f"layers[{i}]: reason/blocked_by have the wrong type"
-    for i, r in enumerate(results):
-        if not isinstance(r, dict):
-            return f"results[{i}] is not an object"
-        for k in _STR_FIELDS:
-            if not isinstance(r.get(k, ""), str):
-                return f"results[{i}].{k} is not a string"
-        if not _str_list(r.get("blocked_by")):
-            return f"results[{i}].blocked_by is not a list of strings"
-        if r.get("metrics") is not None and not isinstance(r["metrics"], dict):
-            return f"results[{i}].metrics is not an object"
-        if r.get("waiver") is not None and not isinstance(r["waiver"], dict):
-            return f"results[{i}].waiver is not an object"
-        if r.get("duration_ms") is not None and type(r["duration_ms"]) not in (int, float):
-            return f"results[{i}].duration_ms is not a number"
-        evidence = r.get("evidence") or []
-        if not isinstance(evidence, list):
-            return f"results[{i}].evidence is not a list"
-        for j, e in enumerate(evidence):
-            if not isinstance(e, dict) or not all(
-                isinstance(e.get(k, ""), str) for k in ("kind", "source", "excerpt")
-            ):
-                return f"results[{i}].evidence[{j}] is not an evidence object"
-            if e.get("values") is not None and not isinstance(e["values"], dict):
-                return f"results[{i}].evidence[{j}].values is not an object"
-    inv = data.get("inventory") or {}
-    if not isinstance(inv.get("npus") or [], list) or not all(
-        isinstance(n, dict) for n in inv.get("npus") or []
-    ):
-        return "inventory.npus is not a list of objects"
-    for key in ("versions", "topology", "storage"):
-        if inv.get(key) is not None and not isinstance(inv[key], dict):
-            return f"inventory.{key} is not an object"
-    return None
-
-
-def _str_list(value: Any) -> bool:
-    return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
 
 
 def flatten_versions(versions: Any, prefix: str = "") -> dict[str, str]:
@@ -208,7 +147,7 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
 
     nb, na = npus(before), npus(after)
     gone = [dict(nb[k]) for k in nb if k not in na]
-    new = [dict(na[k]) for k in na if k not in nb]
+    appeared = [dict(na[k]) for k in na if k not in nb]
     changed = [
         {
             "npu": _key_text(k),
@@ -232,7 +171,7 @@ def diff_reports(before: Report, after: Report) -> dict[str, Any]:
         "checks_added": added,
         "checks_removed": removed,
         "version_changes": version_changes,
-        "npus_appeared": new,
+        "npus_appeared": appeared,
         "npus_disappeared": gone,
         "npus_changed": changed,
         "worse": worse,

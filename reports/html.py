@@ -115,8 +115,8 @@ def values_view(values: Any, cap: int = VALUES_CAP) -> dict[str, Any]:
 
 
 def _evidence_view(e: dict[str, Any], budget: int) -> dict[str, Any]:
-    values = e.get("values") if isinstance(e.get("values"), dict) else {}
-    run = {}
+    values: dict[str, Any] = e["values"] if isinstance(e.get("values"), dict) else {}
+    run: dict[str, Any] = {}
     for key, names in (
         ("rc", ("rc", "exit_code", "returncode")),
         ("duration_ms", ("duration_ms",)),
@@ -244,8 +244,8 @@ def report_view(d: dict[str, Any], json_text: str, lang: str | None = None) -> d
     counts: dict[str, int] = {}
     for r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    inv = d.get("inventory") if isinstance(d.get("inventory"), dict) else {}
-    policy = d.get("policy") if isinstance(d.get("policy"), dict) else {}
+    inv: dict[str, Any] = d["inventory"] if isinstance(d.get("inventory"), dict) else {}
+    policy: dict[str, Any] = d["policy"] if isinstance(d.get("policy"), dict) else {}
     npus = [n for n in inv.get("npus") or [] if isinstance(n, dict)]
     npu_cols = ["npu_id", "chip_id", "name", "health", "bus_id"]
     for n in npus:

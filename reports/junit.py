@@ -90,7 +90,7 @@ def render_junit(report: Report, lang: str | None = None) -> str:
             )
         },
     )
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    totals: dict[str, int] = {"tests": 0, "failures": 0, "skipped": 0}
     names = list(LAYERS) + sorted({r.layer for r in report.results} - set(LAYERS))
     for layer in names:
         results = [r for r in report.results if r.layer == layer]
@@ -113,7 +113,7 @@ def render_junit(report: Report, lang: str | None = None) -> str:
             ("policy_digest", str(report.policy.get("digest", ""))),
         ):
             ET.SubElement(props, "property", {"name": k, "value": xml_text(v)})
-        counts = {"failures": 0, "skipped": 0}
+        counts: dict[str, int] = {"failures": 0, "skipped": 0}
         for r in results:
             for kind, n in _case(suite, r, lang).items():
                 counts[kind] += n

@@ -101,50 +101,90 @@ def _link_text(link: Any) -> tuple[str, str]:
     if ms is not None or mw is not None:
         text += f" of {_fmt_speed(ms)} x{mw if mw is not None else '?'}"
     ncs, nms, ncw, nmw = _num(cs), _num(ms), _num(cw), _num(mw)
-    if None in (ncs, ncw):
+    if ncs is None or ncw is None:
         return text, "unknown"
     if (nms is not None and ncs < nms) or (nmw is not None and ncw < nmw):
         return text, "degraded"
     return text, "ok"
 
 
+class _Groups:
+    """Devices gathered per NUMA node; each (kind, id) is placed once, by the first source."""
+
+    def __init__(self) -> None:
+        self.by_node: dict[str, dict[str, Any]] = {}
+        self.seen: set[tuple[str, str]] = set()
+
+    def group(self, node: Any) -> dict[str, Any]:
+        key = _numa_key(node)
+        return self.by_node.setdefault(key, {"node": key, "cpus": None, "items": []})
+
+    def add(self, node: Any, kind: str, ident: str, item: dict[str, Any]) -> None:
+        if (kind, ident) in self.seen:
+            return
+        self.seen.add((kind, ident))
+        self.group(node)["items"].append({"kind": kind, **item})
+
+    def ordered(self) -> list[dict[str, Any]]:
+        """Numbered nodes in order, the unknown node last; empty nodes dropped."""
+        ordered = sorted(
+            self.by_node.values(),
+            key=lambda g: (g["node"] == "?", int(g["node"]) if g["node"].isdigit() else 0),
+        )
+        return [g for g in ordered if g["items"] or g["cpus"]]
+
+
 def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
-    """Devices of the topology grouped by NUMA node: [{node, cpus, items: [{kind,label,...}]}]."""
+    """Devices of the topology grouped by NUMA node: [{node, cpus, items: [{kind,label,...}]}].
+
+    Sources, in the order that decides where a device is drawn: the NUMA map's CPUs, the PCI
+    NPUs (with their link state), NVMe and NVMe-oF devices, NICs, then the NUMA map's members.
+    """
     topo = inventory.get("topology") if isinstance(inventory, dict) else None
     if not isinstance(topo, dict):
         topo = {}
-    storage = inventory.get("storage") if isinstance(inventory.get("storage"), dict) else {}
-    npu_by_bdf: dict[str, Any] = {}
+    storage: dict[str, Any] = (
+        inventory["storage"] if isinstance(inventory.get("storage"), dict) else {}
+    )
+    groups = _Groups()
+    entries = _numa_entries(topo)
+    _place_numa_cpus(groups, entries)
+    _place_pci_npus(groups, topo, _npus_by_bdf(inventory))
+    _place_nvme(groups, [topo.get("nvme"), topo.get("nvmeof"), storage.get("nvme")])
+    _place_nics(groups, topo)
+    _place_numa_members(groups, entries)
+    return groups.ordered()
+
+
+def _npus_by_bdf(inventory: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for n in inventory.get("npus") or []:
         if isinstance(n, dict) and n.get("bus_id"):
-            npu_by_bdf[_norm_bdf(n["bus_id"])] = n
-    groups: dict[str, dict[str, Any]] = {}
-    seen: set[tuple[str, str]] = set()
+            out[_norm_bdf(n["bus_id"])] = n
+    return out
 
-    def group(node: Any) -> dict[str, Any]:
-        key = _numa_key(node)
-        return groups.setdefault(key, {"node": key, "cpus": None, "items": []})
 
-    def add(node: Any, kind: str, ident: str, item: dict[str, Any]) -> None:
-        if (kind, ident) in seen:
-            return
-        seen.add((kind, ident))
-        group(node)["items"].append({"kind": kind, **item})
-
+def _numa_entries(topo: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """(node, entry) of the NUMA map, which comes as a dict by node or a list of entries."""
     numa_map = topo.get("numa_map")
-    entries: list[tuple[Any, Any]] = []
     if isinstance(numa_map, dict):
-        entries = list(numa_map.items())
-    elif isinstance(numa_map, list):
-        entries = [(_get(e, "node", "numa_node", "id"), e) for e in numa_map]
+        return list(numa_map.items())
+    if isinstance(numa_map, list):
+        return [(_get(e, "node", "numa_node", "id"), e) for e in numa_map]
+    return []
+
+
+def _place_numa_cpus(groups: _Groups, entries: list[tuple[Any, Any]]) -> None:
     for node, val in entries:
-        g = group(node)
+        g = groups.group(node)
         cpus = _get(val, "cpulist", "cpus", "cpu_list")
         if cpus is not None:
             g["cpus"] = shorten(
                 cpus if not isinstance(cpus, list) else ",".join(map(str, cpus)), 40
             )
 
+
+def _place_pci_npus(groups: _Groups, topo: dict[str, Any], npu_by_bdf: dict[str, Any]) -> None:
     for p in topo.get("pci_npus") or []:
         if not isinstance(p, dict):
             continue
@@ -152,14 +192,15 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
         text, state = _link_text(p.get("link"))
         npu = npu_by_bdf.get(_norm_bdf(bdf))
         name = f"NPU {npu.get('npu_id')}" if isinstance(npu, dict) else "NPU"
-        add(
+        groups.add(
             p.get("numa_node"),
             "npu",
             _norm_bdf(bdf) or str(id(p)),
             {"label": f"{name} {bdf}".strip(), "detail": text, "state": state},
         )
 
-    nvme_lists = [topo.get("nvme"), topo.get("nvmeof"), storage.get("nvme")]
+
+def _place_nvme(groups: _Groups, nvme_lists: list[Any]) -> None:
     for lst in nvme_lists:
         for d in lst or []:
             if not isinstance(d, dict):
@@ -170,7 +211,7 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
             kind = "nvmeof" if fabric else "nvme"
             bits = [transport if fabric else "", str(_get(d, "model", default="") or "")]
             bits.append(str(_get(d, "bdf", "address", "traddr", default="") or ""))
-            add(
+            groups.add(
                 _get(d, "numa_node", "numa"),
                 kind,
                 name,
@@ -181,6 +222,8 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
                 },
             )
 
+
+def _place_nics(groups: _Groups, topo: dict[str, Any]) -> None:
     for key in ("rdma", "nics", "net"):
         for d in topo.get(key) or []:
             if not isinstance(d, dict):
@@ -191,7 +234,7 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
             if state:
                 extra.append(state)
             bad = state.lower() in ("down", "disabled", "polling")
-            add(
+            groups.add(
                 _get(d, "numa_node", "numa"),
                 "nic",
                 name,
@@ -202,6 +245,9 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
                 },
             )
 
+
+def _place_numa_members(groups: _Groups, entries: list[tuple[Any, Any]]) -> None:
+    """Devices the NUMA map lists by name that no richer source placed already."""
     for node, val in entries:
         if not isinstance(val, dict):
             continue
@@ -216,17 +262,9 @@ def topology_groups(inventory: dict[str, Any]) -> list[dict[str, Any]]:
                     _get(d, "name", "bdf", "npu_id", default=d) if isinstance(d, dict) else d
                 )
                 ident_n = _norm_bdf(ident) if kind == "npu" else ident
-                if (kind, ident_n) in seen:
-                    continue
-                add(
+                groups.add(
                     node, kind, ident_n, {"label": f"{prefix} {ident}", "detail": "", "state": "ok"}
                 )
-
-    ordered = sorted(
-        groups.values(),
-        key=lambda g: (g["node"] == "?", int(g["node"]) if g["node"].isdigit() else 0),
-    )
-    return [g for g in ordered if g["items"] or g["cpus"]]
 
 
 _KIND_STYLE = {

@@ -16,9 +16,8 @@ from typing import Any, TextIO
 
 from ascend_audit.reports import localize
 
-from ascend_audit.engine import Progress
 from ascend_audit.i18n import layer_word, status_word, t, verdict_word
-from ascend_audit.model import LayerReport, Report, Result, Status, Verdict
+from ascend_audit.model import LayerReport, Progress, Report, Result, Status, Verdict
 
 _COLOURS = {
     Status.PASS: "32",

@@ -112,3 +112,25 @@ SERVING_CONFIGS: FactKey[ServingConfigs] = FactKey("serving_configs")
 SERVING_LOGS: FactKey[list[LogInput]] = FactKey("serving_logs")
 BENCH_RESULTS: FactKey[list[BenchInput]] = FactKey("bench_results")
 WEIGHTS_INTEGRITY: FactKey[dict[str, Any]] = FactKey("weights_integrity")
+
+
+@dataclass(frozen=True)
+class ModelDir:
+    """A model directory the serving inputs name: its entries, and its size when measured."""
+
+    path: str
+    names: tuple[str, ...] | None  # None when the directory could not be listed
+    size_gb: float | None = None  # measured only for weights on network storage
+
+
+@dataclass(frozen=True)
+class ModelDirs:
+    """Every model directory named by a serving config, a serving log or the weights path."""
+
+    dirs: tuple[ModelDir, ...] = ()
+
+    def get(self, path: str) -> ModelDir | None:
+        return next((d for d in self.dirs if d.path == path), None)
+
+
+MODEL_DIRS: FactKey[ModelDirs] = FactKey("model_dirs")

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ascend_audit.facts.common import to_jsonable
+from ascend_audit.facts.nvme_cli import NvmeCliList as NvmeCliList
+from ascend_audit.facts.nvme_cli import parse_nvme_list_json as parse_nvme_list_json
 from ascend_audit.facts.sysfs import (
     CLASS_BLOCK,
     NvmeInventory,
     SysfsReader,
-    _Access,
     collect_nvme,
-    parse_nvme_address,
-    to_jsonable,
 )
+from ascend_audit.facts.sysfs.base import SafeReader
 
 _ESCAPE_RE = re.compile(r"\\([0-7]{3})")
 _DEVNUM_RE = re.compile(r"^(\d{1,10}):(\d{1,10})$")
@@ -255,7 +255,7 @@ class _Leaf:
     via: tuple[str, ...]
 
 
-def _block_leaves(acc: _Access, real: str, via: tuple[str, ...], seen: set[str]) -> list[_Leaf]:
+def _block_leaves(acc: SafeReader, real: str, via: tuple[str, ...], seen: set[str]) -> list[_Leaf]:
     """Walk dm-/md- devices down their slaves/ to the devices that carry the data."""
     name = posixpath.basename(real)
     # A partition's sysfs dir sits inside its disk's dir: decide on the whole disk.
@@ -321,11 +321,12 @@ def _classify(
     reader: SysfsReader | None,
     nvme: NvmeInventory | None,
 ) -> StorageLocation:
-    acc = _Access(reader) if reader is not None else None
+    """The mount holding `path`, then the first rule that names its storage: the filesystem
+    type (network, fuse), else the block devices under it (NVMe-oF, local NVMe, other)."""
+    acc = SafeReader(reader) if reader is not None else None
     wanted = _norm(str(path))
     resolved = _norm(acc.realpath(wanted)) if acc else wanted
-    mount_list = list(mounts or ())
-    m = find_mount(resolved, mount_list)
+    m = find_mount(resolved, list(mounts or ()))
     if m is None:
         return StorageLocation(
             path=wanted, resolved_path=resolved, kind="unknown", problems=("no mount found",)
@@ -338,6 +339,16 @@ def _classify(
         "source": m.source,
         "devnum": m.devnum,
     }
+    by_fstype = _by_fstype(base, m)
+    if by_fstype is not None:
+        return by_fstype
+    if acc is None:
+        return StorageLocation(**base, kind="other", problems=("no reader: block device unknown",))
+    return _by_block_device(base, m, acc, reader, nvme)
+
+
+def _by_fstype(base: dict[str, Any], m: Mount) -> StorageLocation | None:
+    """Network and FUSE filesystems are known by their type alone."""
     fstype = m.fstype.lower()
     kind = _FSTYPE_KINDS.get(fstype)
     if kind == "nfs":
@@ -346,10 +357,11 @@ def _classify(
         return StorageLocation(**base, kind=kind)
     if fstype.startswith("fuse.") or fstype == "fuse":
         return StorageLocation(**base, kind="fuse")
-    if acc is None:
-        return StorageLocation(**base, kind="other", problems=("no reader: block device unknown",))
+    return None
 
-    problems: list[str] = []
+
+def _block_device_of(m: Mount, acc: SafeReader, problems: list[str]) -> str | None:
+    """The sysfs block device behind a mount: by major:minor, else by its /dev source."""
     real: str | None = None
     if m.devnum and m.major != 0:
         link = f"/sys/dev/block/{m.devnum}"
@@ -363,22 +375,42 @@ def _classify(
         candidate = acc.realpath(f"{CLASS_BLOCK}/{dev_name}")
         if candidate != f"{CLASS_BLOCK}/{dev_name}" or acc.exists(candidate):
             real = candidate
-    if real is None:
-        return StorageLocation(**base, kind="other", problems=tuple(problems))
+    return real
 
-    leaves = _block_leaves(acc, real, (), set())
-    if not leaves:
-        problems.append(f"{real}: stacked devices loop or are too deep")
-        return StorageLocation(**base, kind="block-other", problems=tuple(problems))
-    inv = nvme
-    nvme_leaves: list[tuple[_Leaf, str | None, str | None, str]] = []
+
+_NvmeLeaf = tuple[_Leaf, "str | None", "str | None", str]  # leaf, subsystem, controller, namespace
+
+
+def _nvme_leaves(leaves: list[_Leaf]) -> list[_NvmeLeaf]:
+    """The leaves that are NVMe namespaces, under a subsystem (multipath) or a controller."""
+    out: list[_NvmeLeaf] = []
     for leaf in leaves:
         sm = _SUBSYS_NS_RE.search(leaf.real + "/")
         cm = _CTRL_NS_RE.search(leaf.real + "/")
         if sm:
-            nvme_leaves.append((leaf, sm.group(1), None, sm.group(2)))
+            out.append((leaf, sm.group(1), None, sm.group(2)))
         elif cm:
-            nvme_leaves.append((leaf, None, cm.group(1), cm.group(2)))
+            out.append((leaf, None, cm.group(1), cm.group(2)))
+    return out
+
+
+def _by_block_device(
+    base: dict[str, Any],
+    m: Mount,
+    acc: SafeReader,
+    reader: SysfsReader | None,
+    nvme: NvmeInventory | None,
+) -> StorageLocation:
+    """Walk the block device's stack to its leaves; NVMe leaves are judged by their transport."""
+    problems: list[str] = []
+    real = _block_device_of(m, acc, problems)
+    if real is None:
+        return StorageLocation(**base, kind="other", problems=tuple(problems))
+    leaves = _block_leaves(acc, real, (), set())
+    if not leaves:
+        problems.append(f"{real}: stacked devices loop or are too deep")
+        return StorageLocation(**base, kind="block-other", problems=tuple(problems))
+    nvme_leaves = _nvme_leaves(leaves)
     via = tuple(dict.fromkeys(v for leaf in leaves for v in leaf.via))
     if not nvme_leaves:
         return StorageLocation(
@@ -388,9 +420,20 @@ def _classify(
             via=via,
             problems=tuple(problems),
         )
-    if inv is None:
-        inv = collect_nvme(reader)  # type: ignore[arg-type]
+    inv = nvme if nvme is not None else collect_nvme(reader)  # type: ignore[arg-type]
+    return _nvme_location(base, leaves, nvme_leaves, via, inv, acc, problems)
 
+
+def _nvme_location(
+    base: dict[str, Any],
+    leaves: list[_Leaf],
+    nvme_leaves: list[_NvmeLeaf],
+    via: tuple[str, ...],
+    inv: NvmeInventory,
+    acc: SafeReader,
+    problems: list[str],
+) -> StorageLocation:
+    """NVMe-oF when any controller behind the namespaces uses a fabric transport, else local."""
     controllers: list[str] = []
     subsystem = None
     ana: list[tuple[str, str | None]] = []
@@ -443,188 +486,3 @@ def _classify(
         ana_states=tuple(ana),
         problems=tuple(problems + list(acc.problems)),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# nvme-cli JSON (secondary source)
-
-
-@dataclass(frozen=True)
-class NvmeCliDevice:
-    """One namespace from `nvme list -o json`."""
-
-    device_path: str | None
-    namespace: int | None
-    model: str | None
-    serial: str | None
-    firmware: str | None
-    used_bytes: int | None
-    physical_size: int | None
-    sector_size: int | None
-
-
-@dataclass(frozen=True)
-class NvmeCliPath:
-    """One controller path from `nvme list-subsys -o json`."""
-
-    name: str | None
-    transport: str | None
-    address: str | None
-    traddr: str | None
-    trsvcid: str | None
-    state: str | None
-    ana_state: str | None
-
-
-@dataclass(frozen=True)
-class NvmeCliSubsystem:
-    """One subsystem from `nvme list-subsys -o json`."""
-
-    name: str | None
-    nqn: str | None
-    iopolicy: str | None
-    paths: tuple[NvmeCliPath, ...]
-
-
-@dataclass(frozen=True)
-class NvmeCliList:
-    """What nvme-cli's JSON (1.x or 2.x shapes) said about devices and subsystems."""
-
-    devices: tuple[NvmeCliDevice, ...]
-    subsystems: tuple[NvmeCliSubsystem, ...]
-    host_nqn: str | None
-    problems: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self)
-
-
-def _s(v: Any) -> str | None:
-    if v is None or isinstance(v, (dict, list)):
-        return None
-    s = str(v).strip()
-    return s or None
-
-
-def _i(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
-        return int(v.strip())
-    return None
-
-
-def _load_json(text: str) -> tuple[Any, str | None]:
-    try:
-        return json.loads(text), None
-    except (ValueError, RecursionError) as exc:
-        first_err = str(exc)
-    # Tolerate a prompt or banner around the document.
-    for opener, closer in (("{", "}"), ("[", "]")):
-        start, end = text.find(opener), text.rfind(closer)
-        if 0 <= start < end:
-            try:
-                return json.loads(text[start : end + 1]), None
-            except (ValueError, RecursionError):
-                continue
-    return None, first_err
-
-
-def _paths(raw: Any) -> tuple[NvmeCliPath, ...]:
-    out = []
-    for p in raw if isinstance(raw, list) else []:
-        if not isinstance(p, dict):
-            continue
-        address = _s(p.get("Address"))
-        addr = parse_nvme_address(address)
-        out.append(
-            NvmeCliPath(
-                name=_s(p.get("Name") or p.get("Controller") or p.get("Path")),
-                transport=_s(p.get("Transport")),
-                address=address,
-                traddr=addr.get("traddr"),
-                trsvcid=addr.get("trsvcid"),
-                state=_s(p.get("State")),
-                ana_state=_s(p.get("ANAState")),
-            )
-        )
-    return tuple(out)
-
-
-def _subsystems(raw: Any) -> list[NvmeCliSubsystem]:
-    """Subsystems from a list in either the 1.x alternating or the 2.x nested shape."""
-    out: list[NvmeCliSubsystem] = []
-    pending: dict[str, Any] | None = None
-    for item in raw if isinstance(raw, list) else []:
-        if not isinstance(item, dict):
-            continue
-        has_name = "Name" in item or "NQN" in item or "Subsystem" in item
-        if has_name:
-            if pending is not None:
-                out.append(_subsystem(pending, None))
-            pending = item
-            if "Paths" in item or "Controllers" in item:
-                out.append(_subsystem(item, item.get("Paths") or item.get("Controllers")))
-                pending = None
-        elif "Paths" in item:
-            # nvme-cli before 1.9 printed {Name, NQN} and {Paths} as sibling objects.
-            out.append(_subsystem(pending or {}, item.get("Paths")))
-            pending = None
-    if pending is not None:
-        out.append(_subsystem(pending, None))
-    return out
-
-
-def _subsystem(head: dict[str, Any], paths: Any) -> NvmeCliSubsystem:
-    return NvmeCliSubsystem(
-        name=_s(head.get("Name") or head.get("Subsystem")),
-        nqn=_s(head.get("NQN") or head.get("SubsystemNQN")),
-        iopolicy=_s(head.get("IOPolicy")),
-        paths=_paths(paths),
-    )
-
-
-def parse_nvme_list_json(text: str | None) -> NvmeCliList:
-    """Parse `nvme list -o json` or `nvme list-subsys -o json` (nvme-cli 1.x and 2.x)."""
-    if not isinstance(text, str) or not text.strip():
-        return NvmeCliList((), (), None, ("nvme-cli: no output",))
-    doc, err = _load_json(text)
-    if doc is None:
-        return NvmeCliList((), (), None, (f"nvme-cli: not JSON ({err})",))
-    problems: list[str] = []
-    devices: list[NvmeCliDevice] = []
-    subsystems: list[NvmeCliSubsystem] = []
-    host_nqn = None
-    roots = doc if isinstance(doc, list) else [doc]
-    for root in roots:
-        if not isinstance(root, dict):
-            continue
-        host_nqn = host_nqn or _s(root.get("HostNQN"))
-        subsystems.extend(_subsystems(root.get("Subsystems")))
-        for dev in root.get("Devices") or []:
-            if not isinstance(dev, dict):
-                continue
-            if "Subsystems" in dev:  # 2.x `nvme list -v` nests hosts inside Devices
-                host_nqn = host_nqn or _s(dev.get("HostNQN"))
-                subsystems.extend(_subsystems(dev.get("Subsystems")))
-                continue
-            d = NvmeCliDevice(
-                device_path=_s(dev.get("DevicePath")),
-                namespace=_i(dev.get("NameSpace")),
-                model=_s(dev.get("ModelNumber")),
-                serial=_s(dev.get("SerialNumber")),
-                firmware=_s(dev.get("Firmware")),
-                used_bytes=_i(dev.get("UsedBytes")),
-                physical_size=_i(dev.get("PhysicalSize")),
-                sector_size=_i(dev.get("SectorSize")),
-            )
-            for key, value in (("UsedBytes", d.used_bytes), ("PhysicalSize", d.physical_size)):
-                if value is not None and value < 0:
-                    # nvme-cli 2.2 printed sizes through a signed 32-bit int.
-                    problems.append(f"{d.device_path}: {key} {value} is negative (nvme-cli bug)")
-            devices.append(d)
-    if not devices and not subsystems:
-        problems.append("nvme-cli: JSON has neither Devices nor Subsystems")
-    return NvmeCliList(tuple(devices), tuple(subsystems), host_nqn, tuple(problems))

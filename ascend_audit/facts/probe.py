@@ -374,8 +374,8 @@ def _parse(stdout: Any, stderr: Any, rc: int | None, timed_out: bool) -> ProbeFa
         problems.append(f"probe: {str(e)[:200]}")
 
     deep = section("npu")
-    names = deep.get("device_names") if isinstance(deep.get("device_names"), list) else []
-    mems_raw = deep.get("mem_get_info") if isinstance(deep.get("mem_get_info"), list) else []
+    names: list[Any] = deep["device_names"] if isinstance(deep.get("device_names"), list) else []
+    mems_raw: list[Any] = deep["mem_get_info"] if isinstance(deep.get("mem_get_info"), list) else []
     mems: list[tuple[int, int] | None] = []
     for m in mems_raw:
         ok = isinstance(m, list) and len(m) == 2 and all(isinstance(x, int) for x in m)

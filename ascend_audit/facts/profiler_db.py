@@ -21,18 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ascend_audit.facts.profiler import KernelSummary
+from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_batch
+from ascend_audit.facts.profiler.columns import TableLayout
 from ascend_audit.safe_io import open_regular
-
-try:  # issue 15 splits facts/profiler into a package with public names
-    from ascend_audit.facts.profiler.accumulate import (  # type: ignore[import-not-found]
-        KernelAccumulator,
-        absorb_batch,
-    )
-    from ascend_audit.facts.profiler.columns import TableLayout  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - the single-module layout
-    from ascend_audit.facts.profiler import _absorb_batch as absorb_batch  # type: ignore[no-redef]
-    from ascend_audit.facts.profiler import _Acc as KernelAccumulator  # type: ignore[no-redef]
-    from ascend_audit.facts.profiler import _Layout as TableLayout  # type: ignore[no-redef]
 
 __all__ = ["DB_NAME_RE", "is_profiler_db", "summarize_profiler_db"]
 

@@ -316,8 +316,8 @@ def _check_index(
     meta = doc.get("metadata")
     if isinstance(meta, dict) and "total_size" in meta:
         ts = meta.get("total_size")
-        is_num = isinstance(ts, (int, float)) and not isinstance(ts, bool)
-        if is_num or (isinstance(ts, str) and ts.isdigit()):
+        number = isinstance(ts, (int, float)) and not isinstance(ts, bool)
+        if isinstance(ts, (int, float, str)) and (number or str(ts).isdigit()):
             total = int(ts)
         else:
             probs.add(f"metadata.total_size {ts!r} is not a number")

@@ -56,7 +56,7 @@ COMPONENTS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _optional(ctx: Context, key):  # type: ignore[no-untyped-def]
+def _optional(ctx: Context, key):  # type: ignore[no-untyped-def, unused-ignore]
     try:
         return ctx.fact(key)
     except Exception:

@@ -167,8 +167,8 @@ def _udev_npu(dev: UdevDevice, by_bdf: dict[str, UdevDevice], vendor: int, devic
     sub_vendor = parse_hex_id(attrs.get("subsystem_vendor"))
     sub_device = parse_hex_id(attrs.get("subsystem_device"))
     if sub_device is None and ":" in props.get("PCI_SUBSYS_ID", ""):
-        sub_vendor, _, sd = props["PCI_SUBSYS_ID"].partition(":")
-        sub_vendor, sub_device = parse_hex_id(sub_vendor), parse_hex_id(sd)  # type: ignore[assignment]
+        sv, _, sd = props["PCI_SUBSYS_ID"].partition(":")
+        sub_vendor, sub_device = parse_hex_id(sv), parse_hex_id(sd)
     numa_raw, cpus_raw = attrs.get("numa_node"), attrs.get("local_cpulist")
     cpus = parse_cpulist(cpus_raw)
     if cpus_raw is not None and cpus is None:
@@ -246,14 +246,14 @@ def pci_from_udev(
     for d in infiniband or []:
         if not isinstance(d, dict):
             continue
-        bdf = parent_of(d)
-        link = _udev_link(_attrs(by_bdf[bdf])) if bdf in by_bdf else None
+        parent = parent_of(d)
+        link = _udev_link(_attrs(by_bdf[parent])) if parent in by_bdf else None
         rdma.append(
             RdmaDevice(
                 name=str(d.get("sys_name", "")),
-                pci_bdf=bdf,
-                numa_node=numa_of(bdf),
-                netdevs=tuple(str(n.get("sys_name")) for n in nets if parent_of(n) == bdf),
+                pci_bdf=parent,
+                numa_node=numa_of(parent),
+                netdevs=tuple(str(n.get("sys_name")) for n in nets if parent_of(n) == parent),
                 link=link if link is not None and link.known else None,
                 sysfs_path=str(d.get("sys_path", "")),
             )

@@ -89,9 +89,9 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
     """The NUMA map the HTML report draws: NPUs with link state, NVMe and NICs per node."""
     topo: Topology | None = facts.get("topology")
     pci = facts.get("pci")
-    if topo is None and pci is None:
-        return {}
     if topo is None:
+        if pci is None:
+            return {}
         return {"topology": {"via": getattr(pci, "via", "sysfs"), "pci_npus": len(pci.npus)}}
     nodes: dict[str, dict[str, Any]] = {}
     for key in topo.node_map():

@@ -39,7 +39,10 @@ def dcmi_failure(run: Any) -> Outcome | None:
         return None
     said = "; ".join(msgs.errors[-2:]) or f"ret is {msgs.return_codes[0]}"
     entry = lookup(msgs.return_codes[0])
-    values = {"return_codes": list(msgs.return_codes), "messages": list(msgs.errors)}
+    values: dict[str, Any] = {
+        "return_codes": list(msgs.return_codes),
+        "messages": list(msgs.errors),
+    }
     if entry is None:
         return fail(
             f"npu-smi failed: {said} (DCMI return code {msgs.return_codes[0]}, not in the catalog)",

@@ -20,7 +20,7 @@ HEALTH_MEANING = {
 }
 
 
-def _scan_or_skip(ctx: Context) -> tuple[object, Outcome | None]:
+def _scan_or_skip(ctx: Context) -> tuple[NetworkScan, Outcome | None]:
     """The network scan, or the SKIP that says why nothing could be asked."""
     net = ctx.fact(NETWORK)
     if net.tool is None:
@@ -86,7 +86,8 @@ def addressing(ctx: Context) -> Outcome:
     if skipped:
         return skipped
     findings: list[Outcome] = []
-    families, seen = set(), {}
+    families: set[str] = set()
+    seen: dict[str, list[int]] = {}
     for d in net.devices:
         ip = net.get("ip", d)
         if ip is None or not ip.addresses:

@@ -52,6 +52,8 @@ def rank_table(ctx: Context) -> Outcome:
     if rt.text is None:
         return error(f"rank table {src} unreadable: {rt.error}", [Evidence("file", rt.path)])
     t = rt.table
+    if t is None:  # the gatherer parses whatever text it read; no table means no text
+        return error(f"rank table {src} gave no table", [Evidence("file", rt.path)])
     ev = [
         Evidence(
             "file",

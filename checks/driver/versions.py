@@ -284,7 +284,7 @@ def toolkit_findings(tk: Any, vf: Any, driver: str | None, origin: str) -> list[
     from ascend_audit.facts.huawei_version import is_prerelease
     from ascend_audit.facts.versions import toolkit_accepts_driver
 
-    out: list[Outcome] = []
+    out: list[Outcome | None] = []
     version = tk.parsed.version
     if is_prerelease(version):
         out.append(
@@ -305,7 +305,7 @@ def toolkit_findings(tk: Any, vf: Any, driver: str | None, origin: str) -> list[
             out.append(note(verdict.reason))
     elif driver is None:
         return [
-            *out,
+            *(f for f in out if f is not None),
             error(
                 f"cannot judge CANN against the driver: {vf.driver.path} not "
                 "readable and npu-smi names no driver version"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any
 
 from ascend_audit.context import Context
+from ascend_audit.facts.framework_inputs import MODEL_DIRS
 from ascend_audit.facts.storage import WEIGHTS_STORAGE
 from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
@@ -89,8 +89,10 @@ def _pt_shards(ctx: Context, cfgs: list[Any], scans: list[Any]) -> list[Outcome]
     paths = [c.model_path for c in cfgs if c.model_path] + [
         f.model_path for f in scans if f.model_path
     ]
+    dirs = ctx.fact(MODEL_DIRS)
     for path in dict.fromkeys(paths):
-        names = ctx.host.listdir(path) or []
+        found = dirs.get(path)
+        names = list(found.names or ()) if found is not None else []
         pt = [n for n in names if n.endswith(_PT_SUFFIXES)]
         if pt and not any(n.endswith(".safetensors") for n in names):
             ev = Evidence("file", path, "\n".join(names[:20]), {"pt_shards": len(pt)})
@@ -105,21 +107,19 @@ def _pt_shards(ctx: Context, cfgs: list[Any], scans: list[Any]) -> list[Outcome]
 
 
 def _dir_gb(ctx: Context, path: str) -> float | None:
-    names = ctx.host.listdir(path)
-    if not names:
-        return None
-    sizes = [getattr(ctx.host.stat(posixpath.join(path, n)), "size", 0) or 0 for n in names[:2000]]
-    return sum(sizes) / 1e9 or None
+    """The weights directory's size as gathered (measured when it is on network storage)."""
+    found = ctx.fact(MODEL_DIRS).get(path)
+    return found.size_gb if found is not None else None
 
 
 def _network(ctx: Context, scans: list[Any]) -> list[Outcome]:
     """Weights on NFS / Lustre / …: a load-time estimate from their size (driver-layer fact)."""
     ws = optional_fact(ctx, WEIGHTS_STORAGE)
-    loc = getattr(ws, "location", None)
+    loc = ws.location if ws is not None else None
     # NVMe-oF is networked too, but it is the fast path the driver layer recommends.
-    if loc is None or not getattr(loc, "is_network", False) or loc.kind == "nvme-of":
+    if ws is None or loc is None or not loc.is_network or loc.kind == "nvme-of":
         return []
-    path = ws.weights.path
+    path = ws.weights.path or ""
     gb = next((f.weights_gb for f in scans if f.weights_gb), None) or _dir_gb(ctx, path)
     est = (
         f"; ~{gb:.0f} GB → ~{gb / NETWORK_GBPS:.0f} s at ~{NETWORK_GBPS:g} GB/s per start"

@@ -15,6 +15,7 @@ from ascend_audit.facts.profiler import AiCpuOp, KernelSummary
 from ascend_audit.model import Outcome, fail, passed, skip, warn
 from ascend_audit.registry import check
 
+from ..wording import percent
 from .traces import (
     NO_TRACE,
     aicpu_remedies,
@@ -29,7 +30,7 @@ def aicpu_operators(ctx: Context) -> Outcome:
     t: OperatorTraces = ctx.fact(PROFILER)
     if not t.given:
         return skip(NO_TRACE)
-    if not t.readable:
+    if not t.readable or t.merged is None:
         return unreadable(t)
     allow = {a.lower() for a in ctx.policy["operator.aicpu_allowlist"]}
     return _judge(t, t.merged, allow, ctx.policy["operator.aicpu_share_fail"])
@@ -56,7 +57,7 @@ def _judge(t: OperatorTraces, m: KernelSummary, allow: set[str], fail_at: float)
     if m.ai_cpu_share >= fail_at or hot:
         where = "; ".join(f"{r} {s:.1%}" for r, s in hot.items()) if len(shares) > 1 else ""
         return fail(
-            f"AI CPU takes {m.ai_cpu_share:.1%} of device time (policy fails at {fail_at:.0%})"
+            f"AI CPU takes {m.ai_cpu_share:.1%} of device time (policy fails at {percent(fail_at)})"
             + (f", per rank: {where}" if where else "")
             + f": {types}",
             ev,

@@ -82,7 +82,7 @@ def _log_findings(logs: ServingLogs, fail_at: int) -> list[Outcome]:
     if cpu:
         ev = [_evidence(g, h) for v in cpu.values() for g, h in v]
         summary = f"{len(cpu)} operator(s) fall back to the host CPU: {_describe(cpu)}"
-        rem = (
+        rem: str | None = (
             f"Each call of {', '.join(cpu)} copies its tensors NPU → host → NPU and runs on the "
             "CPU. Replace the operator with one torch_npu supports (see its supported-operator "
             "list), upgrade torch_npu / CANN to a release that has it, or move the call out of "

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ascend_audit.context import Context
 from ascend_audit.facts.operator_inputs import PROFILER, OperatorTraces
 from ascend_audit.model import Outcome, passed, skip, warn
 from ascend_audit.registry import check
 
+from ..wording import percent
 from .traces import NO_TRACE, trace_evidence, unreadable
 
 
@@ -25,12 +28,12 @@ def layout_conversions(ctx: Context) -> Outcome:
         f"TransData ×{m.transdata.count} ({m.transdata.total_us:.0f} us), format-conversion Cast "
         f"×{m.format_cast.count} ({m.format_cast.total_us:.0f} us): {share:.1%} of device time"
     )
-    metrics = {
+    metrics: dict[str, Any] = {
         "layout_share": round(share, 6),
         "transdata": m.transdata.to_dict(),
         "format_cast": m.format_cast.to_dict(),
     }
     ev = [trace_evidence(t, text, **metrics)]
     if share > limit:
-        return warn(f"{text} (policy warns above {limit:.0%})", ev, **metrics)
+        return warn(f"{text} (policy warns above {percent(limit)})", ev, **metrics)
     return passed(text, ev, **metrics)

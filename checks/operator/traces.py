@@ -27,7 +27,7 @@ def ops_table(ops: list[dict[str, Any]]) -> str:
 def trace_evidence(t: OperatorTraces, excerpt: str = "", **values: Any) -> Evidence:
     """Evidence of kind `trace` naming every --trace and the layouts read."""
     layouts = sorted({r.kernels.layout for r in t.kernel_ranks if r.kernels})
-    base = {"ranks": [r.rank for r in t.kernel_ranks], "layouts": layouts}
+    base: dict[str, Any] = {"ranks": [r.rank for r in t.kernel_ranks], "layouts": layouts}
     if t.merged is not None:
         base.update(kernels=t.merged.rows, device_time_us=round(t.merged.total_us, 3))
     if t.merged is not None and t.merged.problems:

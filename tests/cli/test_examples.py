@@ -18,7 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _builder():
-    spec = importlib.util.spec_from_file_location("build_examples", REPO / "examples/build.py")
+    spec = importlib.util.spec_from_file_location(
+        "build_examples", REPO / "tools/build_examples.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["build_examples"] = module  # dataclasses look their module up while building
     spec.loader.exec_module(module)

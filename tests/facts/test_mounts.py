@@ -16,10 +16,10 @@ from ascend_audit.facts.mounts import (
     classify_path,
     find_mount,
     parse_mountinfo,
-    parse_nvme_list_json,
     parse_proc_mounts,
     unescape_mount_field,
 )
+from ascend_audit.facts.nvme_cli import parse_nvme_list_json
 from ascend_audit.facts.sysfs import collect_nvme
 
 DRIVER_REF = REFERENCE / "driver"

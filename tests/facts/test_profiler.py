@@ -107,7 +107,7 @@ def test_trace_view_fixture_counts_compile_and_ai_cpu_tasks():
 
 
 def test_trace_view_streaming_agrees_with_json_load_across_chunk_edges(monkeypatch):
-    import ascend_audit.facts.profiler as prof
+    import ascend_audit.facts.profiler.trace_view as prof
 
     path = fixture("msprof/trace_view_torchnpu_2024.json")
     events = json.loads(path.read_text())
@@ -359,7 +359,7 @@ def test_non_numeric_duration():
 
 
 def test_csv_fallback_matches_arrow_on_real_file(monkeypatch):
-    import ascend_audit.facts.profiler as prof
+    import ascend_audit.facts.profiler.kernels as prof
 
     path = fixture("msprof/kernel_details_torchnpu_2023_aicpu_hccl_mixaiv.csv")
     fast = summarize_kernels(path)
@@ -377,7 +377,7 @@ def test_csv_fallback_matches_arrow_on_real_file(monkeypatch):
 
 
 def test_small_chunks_give_the_same_answer(monkeypatch):
-    import ascend_audit.facts.profiler as prof
+    import ascend_audit.facts.profiler.kernels as prof
 
     path = fixture("msprof/kernel_details_torchnpu_2023_aicpu_hccl_mixaiv.csv")
     whole = summarize_kernels(path)

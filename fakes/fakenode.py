@@ -1,7 +1,7 @@
 """Fake Atlas nodes for tests, examples and benchmarks: npu-smi outputs written in the real formats.
 
 The text layouts follow the real outputs in ../shared/fixtures (npu_smi_info, npu_smi_board); the
-values are invented. Used with tests/standins.py (commands on PATH) and tests/sysroot.py (sysfs).
+values are invented. Used with fakes/standins.py (commands on PATH) and fakes/sysroot.py (sysfs).
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 # ruff: noqa: E501  (log lines and table rows are data, kept whole)
 """Build the bundled example snapshots: fake nodes recorded with `ascend-audit collect`.
 
-Each example is a fake Atlas node (a sysroot tree from tests/sysroot.py, stand-in npu-smi
-answers from tests/fakenode.py) plus the traces, logs, configs and benchmark results an ops
+Each example is a fake Atlas node (a sysroot tree from fakes/sysroot.py, stand-in npu-smi
+answers from fakes/fakenode.py) plus the traces, logs, configs and benchmark results an ops
 engineer would hand over, all written here in the real formats. `collect` records what the
-checks ask for into examples/NAME/, which `ascend-audit run --example NAME` replays.
+checks ask for into examples/NAME/, which `ascend-audit run --example NAME` replays. This
+builder is a development tool: it does not ship in the wheel, and it needs no test code.
 
-    python examples/build.py            # rebuild every example
-    python examples/build.py NAME ...   # rebuild some
+    python tools/build_examples.py            # rebuild every example
+    python tools/build_examples.py NAME ...   # rebuild some
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "benchmarks")]
+REPO = Path(__file__).resolve().parents[1]
+HERE = REPO / "examples"  # where the snapshots go
+sys.path[:0] = [str(REPO / "fakes"), str(REPO / "benchmarks")]
 
 from fakenode import FakeNpu, npu_smi_outputs, npu_smi_topo  # noqa: E402
 from gen_kernel_details import generate  # noqa: E402
