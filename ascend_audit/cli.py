@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -172,6 +173,74 @@ def _common_inputs(fn: Any) -> Any:
     for opt in reversed(options):
         fn = opt(fn)
     return _lang_option(fn)
+
+
+_FILE_INPUTS = (
+    ("--serving-log", "serving_logs"),
+    ("--serving-config", "serving_configs"),
+    ("--bench-result", "bench_results"),
+    ("--rank-table", "rank_table"),
+    ("--weights-manifest", "weights_manifest"),
+    ("--policy", "policy"),
+)
+
+
+def _preflight_inputs(opts: dict[str, Any]) -> None:
+    """Refuse, before the audit starts, inputs that cannot be read without blocking: a FIFO,
+    socket or device given as a file, or a --trace that does not exist (exit 2 naming it)."""
+    import stat
+
+    def values(key: str) -> list[str]:
+        v = opts.get(key)
+        return [] if not v else [v] if isinstance(v, str) else list(v)
+
+    for flag, key in (*_FILE_INPUTS, ("--trace", "traces"), ("--model-dir", "model_dir")):
+        for path in values(key):
+            try:
+                mode = os.stat(path).st_mode  # stat never opens, so a FIFO cannot block it
+            except FileNotFoundError:
+                if key == "traces":
+                    raise UsageError(f"--trace: {path}: no such file or directory") from None
+                continue
+            except OSError as exc:
+                raise UsageError(f"{flag}: {path}: {exc.strerror}") from None
+            if stat.S_ISREG(mode) or (stat.S_ISDIR(mode) and key in ("traces", "model_dir")):
+                continue
+            from ascend_audit.safe_io import kind_of
+
+            raise UsageError(f"{flag}: {path} is {kind_of(mode)}, not a regular file")
+
+
+_OUTPUT_OPTIONS = (
+    ("--json", "json_path", "file"),
+    ("--output-dir", "output_dir", "dir"),
+    ("--html", "html_path", "file"),
+    ("--junit", "junit_path", "file"),
+    ("--markdown", "markdown_path", "file"),
+    ("--prometheus", "prometheus_path", "file"),
+)
+
+
+def _preflight_outputs(opts: dict[str, Any], record_to: str | None) -> bool:
+    """Refuse unwritable or unsafe outputs before the audit starts (exit 2 naming them);
+    True when one of them is standard output."""
+    from ascend_audit.safe_write import OutputError, check_outputs
+
+    wanted = [(flag, opts.get(key) or "", kind) for flag, key, kind in _OUTPUT_OPTIONS]
+    if record_to:
+        is_tar = record_to.endswith((".tar.gz", ".tgz"))
+        wanted.append(("--output", record_to, "file" if is_tar else "dir"))
+        if not is_tar:
+            from ascend_audit.host.snapshot import bundle_dir_problem
+
+            why = bundle_dir_problem(record_to)
+            if why:
+                raise UsageError(f"--output: {why}")
+    try:
+        check_outputs(wanted)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    return any(path == "-" for _flag, path, _kind in wanted)
 
 
 def _load_policy(path: str | None, fallback_text: str | None = None) -> Any:
@@ -357,6 +426,7 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     from ascend_audit.model import LAYERS
     from ascend_audit.reports.outputs import render_outputs
     from ascend_audit.reports.terminal import TerminalProgress, render_summary
+    from ascend_audit.safe_write import OutputError
 
     if opts.get("example"):
         from ascend_audit.examples_index import example_path, list_examples
@@ -395,6 +465,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     )
     if opts.get("preset"):
         opts["policy"] = _preset_policy(opts["preset"], opts.get("policy"))
+    if not opts.get("snapshot"):
+        _preflight_inputs(opts)
+    to_stdout = _preflight_outputs(opts, record_to)
     if opts.get("snapshot"):
         try:
             host = SnapshotHost(opts["snapshot"])
@@ -416,8 +489,14 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
             "`ascend-audit checks` lists them"
         )
     if opts.get("timeout"):
+        timeout = float(opts["timeout"])
+        # a hung npu-smi is bounded by --timeout too (its own key defaults to the same 10 s)
         policy = policy.with_overrides(
-            {"audit.command_timeout": float(opts["timeout"])}, "--timeout"
+            {
+                "audit.command_timeout": timeout,
+                "driver.npu_smi_timeout": min(timeout, float(policy["driver.npu_smi_timeout"])),
+            },
+            "--timeout",
         )
     live = host.inner if isinstance(host, RecordingHost) else host
     if isinstance(live, LiveHost):
@@ -431,7 +510,13 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     byte_bars.configure(quiet=bool(opts.get("quiet")))
     lang = _lang(opts)
     id_width = max((len(spec.id) for spec in registry.all()), default=14)
-    progress = TerminalProgress(colour=colour, verbosity=verbosity, lang=lang, id_width=id_width)
+    from ascend_audit.textsafe import SafeStream
+
+    # With an output on standard output (`--json -`), the terminal lines go to standard error.
+    terminal: Any = SafeStream(sys.stderr if to_stdout else sys.stdout)
+    progress = TerminalProgress(
+        out=terminal, colour=colour, verbosity=verbosity, lang=lang, id_width=id_width
+    )
     ctx = Context(host, policy, inputs)
     # collect records every layer's questions, even those a failing layer blocks.
     selection = Selection(
@@ -442,27 +527,33 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         if opts.get("snapshot"):
             report.inputs["snapshot"] = opts["snapshot"]
         report.lang = lang
-        render_summary(report, sys.stdout, progress.colour, lang)
-        render_outputs(
-            report,
-            opts.get("json_path"),
-            opts.get("output_dir"),
-            html_path=opts.get("html_path"),
-            junit_path=opts.get("junit_path"),
-            markdown_path=opts.get("markdown_path"),
-        )
-        if opts.get("prometheus_path"):
-            from ascend_audit.reports.prometheus import write_prometheus
-
-            write_prometheus(report, opts["prometheus_path"])
-        if record_to:
-            host.write_bundle(
-                record_to,
-                report.tool,
-                run_inputs=inputs.to_dict(),
-                policy_path=opts["policy"],
+        # the report files are written before anything is printed: a terminal that fails
+        # cannot cost the report
+        try:
+            render_outputs(
+                report,
+                opts.get("json_path"),
+                opts.get("output_dir"),
+                html_path=opts.get("html_path"),
+                junit_path=opts.get("junit_path"),
+                markdown_path=opts.get("markdown_path"),
             )
-            click.echo(f"\nsnapshot written to {record_to}")
+            if opts.get("prometheus_path"):
+                from ascend_audit.reports.prometheus import write_prometheus
+
+                write_prometheus(report, opts["prometheus_path"])
+            if record_to:
+                host.write_bundle(
+                    record_to,
+                    report.tool,
+                    run_inputs=inputs.to_dict(),
+                    policy_path=opts["policy"],
+                )
+        except OutputError as exc:
+            raise UsageError(str(exc)) from None
+        render_summary(report, terminal, progress.colour, lang)
+        if record_to:
+            terminal.write(f"\nsnapshot written to {record_to}\n")
     finally:
         host.close()
     return exit_code(report, fail_on)
@@ -565,6 +656,14 @@ def policy_keys() -> None:
     click.echo(describe_schema())
 
 
+def _terminal_text(text: str) -> str:
+    """Report text for the terminal: node-supplied control characters removed, and what the
+    terminal's encoding cannot show replaced."""
+    from ascend_audit.textsafe import encodable, printable
+
+    return encodable(printable(text), sys.stdout)
+
+
 def _read_report(path: str) -> Any:
     """Load one JSON report for render/diff/merge; unreadable or invalid → usage error (exit 2)."""
     from ascend_audit.reports.diff import ReportInputError, load_report
@@ -609,13 +708,13 @@ def render(
 
     if html_path:
         write_html(report, html_path, text, lang)
-        click.echo(f"wrote {html_path}")
+        click.echo(f"wrote {html_path}", err=html_path == "-")
     if junit_path:
         write_junit(report, junit_path, lang)
-        click.echo(f"wrote {junit_path}")
+        click.echo(f"wrote {junit_path}", err=junit_path == "-")
     if markdown_path:
         write_markdown(report, markdown_path, json_sha256(text), lang)
-        click.echo(f"wrote {markdown_path}")
+        click.echo(f"wrote {markdown_path}", err=markdown_path == "-")
 
 
 @main.command()
@@ -647,10 +746,10 @@ def diff(before: str, after: str, json_path: str | None) -> None:
     if json_path == "-":
         warning = host_warning(result)
         if warning:
-            click.echo(warning, err=True)
+            click.echo(_terminal_text(warning), err=True)
         click.echo(text, nl=False)
     else:
-        click.echo(render_diff_text(result), nl=False)
+        click.echo(_terminal_text(render_diff_text(result)), nl=False)
         if json_path:
             write_atomic(json_path, text)
     sys.exit(EXIT_NOT_READY if result["got_worse"] else EXIT_READY)
@@ -674,13 +773,15 @@ def merge(reports: tuple[str, ...], html_path: str | None, json_path: str | None
 
     loaded = [(path, _read_report(path)[0]) for path in reports]
     fleet = merge_reports(loaded)
-    click.echo(render_fleet_text(fleet), nl=False)
+    to_stdout = "-" in (json_path, html_path)
     if json_path:
         write_atomic(json_path, json.dumps(fleet, indent=2, ensure_ascii=False, default=str) + "\n")
     if html_path:
         from ascend_audit.reports.html import render_fleet_html
 
         write_atomic(html_path, render_fleet_html(fleet))
+    # the files first: a terminal that fails cannot cost them
+    click.echo(_terminal_text(render_fleet_text(fleet)), nl=False, err=to_stdout)
     sys.exit(fleet_exit_code(fleet))
 
 
@@ -779,8 +880,38 @@ def completion_cmd(shell: str) -> None:
     click.echo(cls(main, {}, "ascend-audit", "_ASCEND_AUDIT_COMPLETE").source())
 
 
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # 128 + SIGINT, 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so every `finally` (snapshots, staging dirs) runs."""
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise Terminated()
+
+
+def _interrupted(exc: BaseException | None) -> None:
+    """End the child process groups still running and exit 130 (Ctrl-C) or 143 (SIGTERM)."""
+    from ascend_audit.host.live import kill_running_children
+
+    kill_running_children()
+    terminated = isinstance(exc, Terminated) or isinstance(
+        getattr(exc, "__context__", None), Terminated
+    )
+    click.echo("terminated" if terminated else "interrupted", err=True)
+    sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+
+
 def entry() -> None:
-    """Console entry: usage errors exit 2, internal failures exit 3 without a traceback dump."""
+    """Console entry: usage errors exit 2, internal failures exit 3 without a traceback dump,
+    Ctrl-C 130 and SIGTERM 143 after ending child process groups and removing temporary dirs."""
+    import signal
+
+    from ascend_audit.safe_write import OutputError
+
+    with contextlib.suppress(ValueError, OSError):  # not the main thread
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         main(standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -791,14 +922,15 @@ def entry() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_USAGE)
-    except click.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(EXIT_INTERNAL)
+    except OutputError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.Abort as exc:  # click's form of KeyboardInterrupt
+        _interrupted(exc)
     except SystemExit:
         raise
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERNAL)
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
     except Exception as exc:
         click.echo(
             f"ascend-audit: internal error: {type(exc).__name__}: {exc}\n"

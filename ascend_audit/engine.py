@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as dt
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -64,22 +66,83 @@ def _scrub(value: Any) -> Any:
     return value
 
 
+BUILTIN_ORIGIN = "ascend_audit.checks."
+
+
+def is_plugin(spec: CheckSpec) -> bool:
+    """A check from --checks-dir or an entry point: trusted code, but isolated like a guest."""
+    return not spec.origin.startswith(BUILTIN_ORIGIN)
+
+
+class FactCopies:
+    """A plug-in's view of the context: every fact it gets is its own deep copy, so whatever it
+    does to one cannot change what the checks after it see."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    def fact(self, key: Any) -> Any:
+        value = self._ctx.fact(key)
+        try:
+            return copy.deepcopy(value)
+        except Exception:
+            return value  # not copyable (a lock, a handle): frozen dataclasses still protect it
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+
+def _crash(spec: CheckSpec, exc: BaseException, tb: str) -> Outcome:
+    how = "exited" if isinstance(exc, SystemExit) else "crashed"
+    return Outcome(
+        Status.ERROR,
+        f"check {how}: {type(exc).__name__}: {exc}",
+        [Evidence("probe", f"{spec.origin}:{getattr(spec.func, '__name__', '?')}", tb)],
+    )
+
+
+def _judge(spec: CheckSpec, ctx: Any) -> Outcome:
+    outcome = spec.func(ctx)
+    if not isinstance(outcome, Outcome):
+        outcome = Outcome(Status.ERROR, f"check returned {type(outcome).__name__}, not an Outcome")
+    return outcome
+
+
+def _run_plugin(spec: CheckSpec, ctx: Context) -> Outcome:
+    """Run a plug-in check in a thread with a deadline: sys.exit, any BaseException or running
+    past audit.check_timeout becomes ERROR, and the audit goes on."""
+    limit = float(ctx.policy.get("audit.check_timeout") or 30.0)
+    box: list[Outcome] = []
+
+    def work() -> None:
+        try:
+            box.append(_judge(spec, FactCopies(ctx)))
+        except BaseException as exc:
+            box.append(_crash(spec, exc, traceback.format_exc(limit=12)))
+
+    worker = threading.Thread(target=work, name=f"check-{spec.id}", daemon=True)
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive() or not box:
+        return Outcome(
+            Status.ERROR,
+            f"check ran past its timeout of {limit:g} s (policy audit.check_timeout); "
+            "its result is ignored",
+            [Evidence("probe", f"{spec.origin}:{getattr(spec.func, '__name__', '?')}", "")],
+        )
+    return box[0]
+
+
 def run_check(spec: CheckSpec, ctx: Context) -> Result:
     """Run one check; a crash becomes ERROR with its traceback as evidence."""
     start = time.perf_counter()
-    try:
-        outcome = spec.func(ctx)
-        if not isinstance(outcome, Outcome):
-            outcome = Outcome(
-                Status.ERROR, f"check returned {type(outcome).__name__}, not an Outcome"
-            )
-    except Exception as exc:
-        tb = traceback.format_exc(limit=12)
-        outcome = Outcome(
-            Status.ERROR,
-            f"check crashed: {type(exc).__name__}: {exc}",
-            [Evidence("probe", f"{spec.origin}:{spec.func.__name__}", tb)],
-        )
+    if is_plugin(spec):
+        outcome = _run_plugin(spec, ctx)
+    else:
+        try:
+            outcome = _judge(spec, ctx)
+        except Exception as exc:
+            outcome = _crash(spec, exc, traceback.format_exc(limit=12))
     elapsed = (time.perf_counter() - start) * 1000
     return Result(
         id=spec.id,
@@ -217,14 +280,14 @@ def run_audit(
         prog.layer_finished(report_layer)
     return Report(
         tool={"name": "ascend-audit", "version": __version__},
-        host=_host_identity(ctx),
+        host=_scrub(_host_identity(ctx)),
         started_at=started,
         finished_at=_now(),
         inputs={"host": ctx.host.kind, "sysroot": ctx.host.sysroot, **ctx.inputs.to_dict()},
         verdict=overall_verdict(layers),
         layers=layers,
         results=results,
-        inventory=inventory(ctx) if inventory else {},
+        inventory=_scrub(inventory(ctx)) if inventory else {},
         policy=ctx.policy.to_dict(),
         duration_ms=(time.perf_counter() - t0) * 1000,
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ascend_audit.model import LAYERS
+from ascend_audit.safe_io import open_regular
 
 try:
     import tomllib
@@ -101,6 +102,11 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
         "required_layers": (_layers, LAYERS, "layers whose verdict decides the exit code"),
         "fail_on": (_choice("warn", "fail"), "fail", "exit 1 on warnings too when 'warn'"),
         "command_timeout": (_pos_num, 10.0, "seconds each node command may take"),
+        "check_timeout": (
+            _pos_num,
+            30.0,
+            "seconds a plug-in check (--checks-dir, entry point) may run before it is an ERROR",
+        ),
         "required_checks": (
             _check_ids,
             (),
@@ -180,6 +186,7 @@ SCHEMA: dict[str, dict[str, tuple[Validator, Any, str]]] = {
     },
 }
 WAIVER_KEYS = {"check", "reason", "expires"}
+POLICY_CAP = 4 * 1024 * 1024  # bytes of a policy file read; a policy is a few KiB
 
 
 @dataclass(frozen=True)
@@ -370,8 +377,8 @@ def load_policy(path: str | None) -> Policy:
     if not path:
         return default_policy()
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        with open_regular(path) as fh:
+            raw = fh.read(POLICY_CAP)
     except OSError as exc:
         raise PolicyError(f"{path}: cannot read policy file ({exc.strerror})") from None
     try:

@@ -287,11 +287,15 @@ def _load_file(path: str) -> ModuleType:
         raise RegistryError(f"{path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # a checks directory is the operator's: loading it writes no __pycache__ into it
+    keep, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         sys.modules.pop(name, None)
         raise RegistryError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.dont_write_bytecode = keep
     return module
 
 

@@ -9,6 +9,7 @@ from ascend_audit.reports.json_report import schema
 from ascend_audit.reports.schema_check import schema_problem
 
 from ascend_audit.model import LAYERS, Report
+from ascend_audit.safe_io import open_regular
 
 STATUS_RANK = {
     "PASS": 0,
@@ -29,7 +30,7 @@ class ReportInputError(Exception):
 def load_report(path: str) -> tuple[Report, str]:
     """Read and parse one JSON report; returns the Report and the exact text it was read from."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path, "r", encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportInputError(f"{path}: cannot read: {exc}") from None
@@ -37,6 +38,14 @@ def load_report(path: str) -> tuple[Report, str]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportInputError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ReportInputError(f"{path}: nested too deeply to be a report") from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ReportInputError(f"{path}: holds a lone surrogate (\\udXXX), not text") from None
+    except (RecursionError, ValueError):
+        raise ReportInputError(f"{path}: nested too deeply to be a report") from None
     if not isinstance(data, dict) or "verdict" not in data or "results" not in data:
         raise ReportInputError(f"{path}: not an ascend-audit JSON report (no verdict/results)")
     problem = schema_problem(data, schema())

@@ -3,35 +3,37 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import math
 from importlib import resources
 from typing import Any
 
 from ascend_audit.model import Report
+from ascend_audit.safe_write import write_text
 
 SCHEMA_FILE = "report.schema.json"
 
 
+def finite(value: Any) -> Any:
+    """A JSON-able value with NaN and ±Infinity (not JSON) replaced by null, at any depth."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 def report_json(report: Report) -> str:
-    """The report as canonical JSON text."""
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    """The report as canonical, strict JSON text (no NaN or Infinity: those become null)."""
+    data = finite(report.to_dict())
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write a file through a temporary sibling and a rename, so readers never see half of it."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ascend-audit-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write an output file without clobbering (see ascend_audit/safe_write.py): a temporary
+    sibling renamed over it, never through a planted link; `-` is standard output."""
+    write_text(path, text)
 
 
 def write_report(report: Report, path: str) -> str:

@@ -9,12 +9,11 @@ No hostname label: node_exporter's `instance` already says which node it is.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from datetime import datetime
 from typing import Any
 
 from ascend_audit.model import Report, Status, Verdict
+from ascend_audit.safe_write import write_text
 
 READY_VERDICTS = (Verdict.READY, Verdict.DEGRADED)
 OK_STATUSES = (Status.PASS, Status.WARN, Status.SKIP, Status.WAIVED)
@@ -276,20 +275,10 @@ def render_prometheus(report: Report) -> str:
 
 
 def write_prometheus(report: Report, path: str) -> str:
-    """Write the textfile atomically (same-dir temp not ending in .prom, then rename); the text."""
+    """Write the textfile atomically (same-dir temp not ending in .prom, then rename); the text.
+    `-` writes it to standard output."""
     text = render_prometheus(report)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ascend-audit-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # node_exporter often runs as another user (Debian: prometheus)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    # node_exporter often runs as another user (Debian: prometheus): 0644; the temporary name
+    # ends in .part, never .prom, so the collector never reads half a file
+    write_text(path, text, mode=0o644)
     return text

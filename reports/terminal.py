@@ -48,9 +48,10 @@ _NO_BREAK_BEFORE = set("，。、；：！？）】》」』,.;:!?)]}%")
 
 def safe(text: Any) -> str:
     """Node text made inert for a terminal: control characters become U+FFFD, tabs spaces."""
+    from ascend_audit.textsafe import printable  # escape sequences, C0/C1, bidi: one function
+
     s = text if isinstance(text, str) else str(text)
-    s = s.encode("utf-8", "replace").decode("utf-8") if _has_surrogates(s) else s
-    return _CONTROL.sub("\ufffd", s.replace("\t", " ").replace("\r\n", "\n"))
+    return printable(s.replace("\t", " "), replacement="\ufffd")
 
 
 def _has_surrogates(s: str) -> bool:

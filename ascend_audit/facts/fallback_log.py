@@ -7,8 +7,9 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from ascend_audit.safe_io import open_regular
 
 __all__ = [
     "FallbackHit",
@@ -283,7 +284,7 @@ def read_text_lines(
     being held in memory. A missing or unreadable file yields nothing.
     """
     try:
-        with Path(path).open("rb") as fh:
+        with open_regular(path) as fh:
             yield from _iter_lines(fh, max_line)
     except OSError:
         return

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ascend_audit.facts.keys import FactKey
-from ascend_audit.host.base import CommandResult, ProcessInfo
+from ascend_audit.host.base import CommandResult, ProcessIdentity, ProcessInfo
 
 if TYPE_CHECKING:
     from ascend_audit.facts.bench_result import BenchResult
@@ -27,6 +27,8 @@ class ProbeRun:
     result: CommandResult | None = None
     facts: ProbeFacts | None = None  # when the probe ran
     timeout: float = 0.0
+    refused: str = ""  # why a serving process's interpreter was not probed
+    identity: ProcessIdentity | None = None  # whom the probe ran as (None: the auditor)
 
     @property
     def source(self) -> str:

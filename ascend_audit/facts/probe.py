@@ -103,6 +103,10 @@ result = {
     },
     "packages": {},
     "errors": [],
+    "identity": {
+        "uid": getattr(os, "getuid", lambda: None)(),
+        "gid": getattr(os, "getgid", lambda: None)(),
+    },
 }
 for key, names in PACKAGES.items():
     try:

@@ -23,6 +23,7 @@ from pathlib import Path
 from ascend_audit.facts.profiler import KernelSummary
 from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_batch
 from ascend_audit.facts.profiler.columns import TableLayout
+from ascend_audit.safe_io import open_regular
 
 __all__ = ["DB_NAME_RE", "is_profiler_db", "summarize_profiler_db"]
 
@@ -120,7 +121,7 @@ def summarize_profiler_db(path: str | os.PathLike[str]) -> KernelSummary:
     p = Path(path)
     source = str(p)
     try:
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             magic = fh.read(len(SQLITE_MAGIC))
     except OSError as exc:
         return KernelSummary(source, "", problems=(f"{source}: {exc.strerror or exc}",))

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ascend_audit.safe_io import open_regular
+
 __all__ = [
     "MAX_LINE_CHARS",
     "STAGES",
@@ -198,7 +200,7 @@ class ServingLogFacts:
 
 def read_text_lines(path: str) -> Iterable[tuple[int, str]]:
     """Yield (lineno, text) from a file, decoded leniently, each line capped at MAX_LINE_CHARS."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         lineno = 0
         while True:
             raw = fh.readline(MAX_LINE_CHARS * 4 + 1)
@@ -1612,7 +1614,7 @@ def scan_serving_log_file(
     from ascend_audit.facts.fallback_log import FallbackScanner
 
     src = str(source if source is not None else path)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         try:
             size = os.fstat(fh.fileno()).st_size
         except OSError:

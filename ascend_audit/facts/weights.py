@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ascend_audit.facts.common import Problems as _Problems
 from ascend_audit.facts.common import to_jsonable as _jsonable
+from ascend_audit.safe_io import open_regular
 
 if TYPE_CHECKING:
     from ascend_audit.progress import ByteProgress
@@ -136,7 +137,7 @@ def read_safetensors_header(path: str | os.PathLike[str]) -> SafetensorsHeader:
     p = os.fspath(path)
     try:
         size = os.stat(p).st_size
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             head = f.read(8)
             if len(head) < 8:
                 return _header_fail(p, size, None, f"file is {size} bytes: too short for a header")
@@ -368,7 +369,7 @@ def _sample(path: str, block_size: int, samples: int) -> tuple[list[tuple[int, s
     size = os.stat(path).st_size
     out: list[tuple[int, str]] = []
     read = 0
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for off in _offsets(size, block_size, samples):
             f.seek(off)
             h = hashlib.sha256()
@@ -397,7 +398,7 @@ def sample_blocks(
 def _full_hash(path: str, progress: ByteProgress | None = None) -> tuple[str, int]:
     h = hashlib.sha256()
     n = 0
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while True:
             b = f.read(4 * _CHUNK)
             if not b:

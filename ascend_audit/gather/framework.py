@@ -7,7 +7,6 @@ Each user input (`--serving-config`, `--serving-log`, `--bench-result`) is read 
 from __future__ import annotations
 
 import posixpath
-import re
 import time
 from typing import Any
 
@@ -26,12 +25,12 @@ from ascend_audit.facts.framework_inputs import (
     kv_tokens,
 )
 from ascend_audit.host.base import ProcessInfo
+from ascend_audit.safe_io import open_regular
 
 CONFIG_CAP = 16 * 1024 * 1024
 BENCH_CAP = 64 * 1024 * 1024
 GARBAGE_SHARE = 0.10  # binary share of a log's first MiB above which it is not a text log
 MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
-_PYTHON_RE = re.compile(r"^python[\d.]*$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,48 +55,38 @@ def serving_processes(ctx: Context) -> list[ProcessInfo]:
         return []
 
 
-def _interpreter_of(ctx: Context, proc: ProcessInfo) -> str | None:
-    """The Python a serving process runs: argv[0] (keeps the venv), its script's venv, or exe."""
-    argv0 = proc.cmdline[0] if proc.cmdline else ""
-    if argv0.startswith("/") and _PYTHON_RE.match(posixpath.basename(argv0)):
-        return argv0
-    if argv0.startswith("/"):
-        sibling = posixpath.join(posixpath.dirname(argv0), "python")
-        if ctx.host.exists(sibling):
-            return sibling
-    if proc.exe and _PYTHON_RE.match(posixpath.basename(proc.exe)):
-        return proc.exe
-    return None
-
-
 def probe_argv(python: str, deep: bool) -> list[str]:
-    """How the probe runs: no shell, torch's backend autoload off, isolated mode."""
-    from ascend_audit.facts.probe import PROBE_ENV, PROBE_SCRIPT
+    """How the probe runs: no shell, isolated mode (-I: no user site, no PYTHON* variables),
+    no bytecode written into the serving environment (-B)."""
+    from ascend_audit.facts.probe import PROBE_SCRIPT
 
-    env = [f"{k}={v}" for k, v in PROBE_ENV.items()]
-    return ["env", *env, python, "-I", "-c", PROBE_SCRIPT, *(["--deep"] if deep else [])]
+    return [python, "-I", "-B", "-c", PROBE_SCRIPT, *(["--deep"] if deep else [])]
 
 
 @gatherer(PROBE, "framework")
 def probe(ctx: Context) -> ProbeRun:
-    """Run the probe in `--python`, else in the interpreter of a running serving process."""
-    from ascend_audit.facts.probe import parse_probe_output
+    """Run the probe in `--python`, else in the verified interpreter of a running serving
+    process, as that process's user (see gather/interpreter.py)."""
+    from ascend_audit.facts.probe import PROBE_ENV, parse_probe_output
+    from ascend_audit.gather.interpreter import serving_interpreter
 
-    python, origin = ctx.inputs.python, "--python"
+    python, origin, identity, refused = ctx.inputs.python, "--python", None, ""
     if not python:
-        python, origin = None, ""
+        origin = ""
         for proc in serving_processes(ctx):
-            found = _interpreter_of(ctx, proc)
-            if found:
-                python = found
+            found = serving_interpreter(ctx.host, proc)
+            if found.python:
+                python, identity, refused = found.python, found.identity, ""
                 origin = f"process {proc.pid} ({' '.join(proc.cmdline)[:100]})"
                 break
+            refused = refused or found.refused
     if not python:
-        return ProbeRun(None, origin)
+        return ProbeRun(None, origin, refused=refused)
     timeout = float(ctx.policy.get("framework.probe_timeout") or 60.0)
-    res = ctx.host.run(probe_argv(python, ctx.inputs.deep), timeout)
+    env = {**PROBE_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+    res = ctx.host.run_as(probe_argv(python, ctx.inputs.deep), timeout, identity, env)
     facts = parse_probe_output(res.stdout, res.stderr, res.rc, res.status == "timeout")
-    return ProbeRun(python, origin, res, facts, timeout)
+    return ProbeRun(python, origin, res, facts, timeout, identity=identity)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,7 +99,7 @@ def _read_input(ctx: Context, path: str, cap: int) -> tuple[str | None, str | No
     if local is None:
         return None, f"{path}: no such file"
     try:
-        with open(local, "rb") as fh:
+        with open_regular(local) as fh:
             data = fh.read(cap + 1)
     except OSError as exc:
         return None, f"{path}: cannot read ({exc.strerror or type(exc).__name__})"

@@ -22,6 +22,7 @@ from ascend_audit.facts.mindie_config import (
     looks_like_mindie,
     parse_mindie_json,
 )
+from ascend_audit.safe_io import open_regular
 
 DEFAULT_CONFIG = f"{MINDIE_HOME}/conf/config.json"
 CONFIG_CAP = 16 * 1024 * 1024
@@ -47,7 +48,7 @@ def _read_user_file(ctx: Context, path: str) -> tuple[str | None, str | None]:
     if local is None:
         return None, f"{path}: no such file"
     try:
-        with open(local, "rb") as fh:
+        with open_regular(local) as fh:
             data = fh.read(CONFIG_CAP + 1)
     except OSError as exc:
         return None, f"{path}: cannot read ({exc.strerror or type(exc).__name__})"

@@ -21,6 +21,7 @@ from ascend_audit.facts.model_shape import (
     index_total_size,
     parse_model_config,
 )
+from ascend_audit.safe_io import open_regular
 
 INDEX = "model.safetensors.index.json"
 TEXT_CAP = 16 * 1024 * 1024
@@ -57,7 +58,7 @@ def _local(path: str) -> dict[str, Any]:
     def text(name: str) -> str | None:
         p = os.path.join(path, name)
         try:
-            with open(p, "rb") as fh:
+            with open_regular(p) as fh:
                 return fh.read(TEXT_CAP).decode("utf-8", errors="replace")
         except OSError:
             return None

@@ -23,6 +23,7 @@ from ascend_audit.facts.network import (
     ServingEnv,
 )
 from ascend_audit.host.base import CommandResult
+from ascend_audit.safe_io import open_regular
 
 HCCN_TOOL = "hccn_tool"
 HCCN_TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
@@ -183,7 +184,7 @@ def rank_table(ctx: Context) -> RankTableInput:
             error = "no such file"
         else:
             try:
-                with open(local, "rb") as fh:
+                with open_regular(local) as fh:
                     text = fh.read(64 * 1024 * 1024).decode("utf-8", errors="replace")
             except OSError as exc:
                 error = exc.strerror or type(exc).__name__

@@ -13,6 +13,7 @@ from typing import Any
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.facts.framework_inputs import WEIGHTS_INTEGRITY
+from ascend_audit.safe_io import open_regular
 
 INDEX = "model.safetensors.index.json"
 MANIFEST_NAME = "ascend-audit-manifest.json"
@@ -42,7 +43,7 @@ def _manifest(ctx: Context, local_dir: str) -> tuple[str | None, Any, str | None
     if not os.path.isfile(path):
         return None, None, f"no manifest: pass --weights-manifest or put {MANIFEST_NAME} there"
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return given or path, json.loads(fh.read(MANIFEST_CAP)), None
     except (OSError, ValueError) as exc:
         return given or path, None, f"unreadable manifest: {exc}"[:300]
@@ -74,7 +75,7 @@ def compute(ctx: Context, local_dir: str, verify: bool) -> dict[str, Any]:
     headers = {n: read_safetensors_header(os.path.join(local_dir, n)) for n in shards}
     index = None
     if INDEX in names:
-        with open(os.path.join(local_dir, INDEX), "rb") as fh:
+        with open_regular(os.path.join(local_dir, INDEX)) as fh:
             index = check_index(names, fh.read(MANIFEST_CAP), headers).to_dict()
     out: dict[str, Any] = {
         "exists": True,

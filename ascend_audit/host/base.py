@@ -177,6 +177,52 @@ class ProcessInfo:
         )
 
 
+@dataclass(frozen=True)
+class ProcessIdentity:
+    """Who a running process is: its real executable (from /proc/PID/exe) and credentials."""
+
+    pid: int
+    exe: str  # the node path /proc/PID/exe points at ("" when unreadable)
+    uid: int
+    gid: int
+    groups: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "exe": self.exe,
+            "uid": self.uid,
+            "gid": self.gid,
+            "groups": list(self.groups),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProcessIdentity:
+        return cls(
+            int(d["pid"]),
+            str(d.get("exe") or ""),
+            int(d["uid"]),
+            int(d["gid"]),
+            tuple(int(g) for g in d.get("groups") or ()),
+        )
+
+
+def parse_proc_status(pid: int, exe: str, text: str) -> ProcessIdentity | None:
+    """Credentials from /proc/PID/status (`Uid:`/`Gid:` real, effective, …; `Groups:`)."""
+    fields: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.split()
+    try:
+        uid = int(fields["Uid"][1])  # effective ids: what the process acts as
+        gid = int(fields["Gid"][1])
+        groups = tuple(int(g) for g in fields.get("Groups", []))
+    except (KeyError, IndexError, ValueError):
+        return None
+    return ProcessIdentity(pid, exe, uid, gid, groups)
+
+
 class Host:
     """Read-only access to one node. Subclasses: LiveHost, SnapshotHost, RecordingHost."""
 
@@ -227,6 +273,22 @@ class Host:
 
     def processes(self) -> list[ProcessInfo]:
         raise NotImplementedError
+
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        """The real executable and credentials of a process, or None when they cannot be read."""
+        return None
+
+    def run_as(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float,
+        identity: ProcessIdentity | None,
+        extra_env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        """Run a command as a process's user (uid, gid, groups; None: the auditor's) in a minimal
+        copy of that process's environment plus `extra_env`; replaying hosts answer from their
+        recording."""
+        return self.run(argv, timeout)
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         """Devices of a udev subsystem with their attributes, or None when libudev is not usable."""

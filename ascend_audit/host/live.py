@@ -21,10 +21,18 @@ from ascend_audit.host.base import (
     CommandResult,
     FileRead,
     Host,
+    ProcessIdentity,
     ProcessInfo,
     StatInfo,
+    parse_proc_status,
 )
-from ascend_audit.redact import redact_argv, redact_env
+from ascend_audit.redact import allowed_env, redact_argv, redact_env
+from ascend_audit.safe_io import (
+    listdir_in_root,
+    read_bytes,
+    readlink_in_root,
+    stat_in_root,
+)
 
 MAX_WORKERS = 16
 SERVING_MARKERS = ("vllm", "mindie", "mindieservice")
@@ -55,6 +63,36 @@ SERVING_ENV_KEYS = (
     "ATB_SPEED_HOME_PATH",
     "ASCEND_TOOLKIT_HOME",
 )
+# What a probe run as the serving user keeps of that process's environment: where its programs
+# and libraries are, and the CANN variables (set_env.sh), nothing else.
+PROBE_ENV_KEYS = (
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "TOOLCHAIN_HOME",
+    "LANG",
+    "LC_ALL",
+)
+PROBE_ENV_PREFIXES = ("ASCEND_", "CANN_", "ATB_", "ASDOPS_")
+ENVIRON_CAP = 1024 * 1024
+PROBE_OUTPUT_CAP = 2 * 1024 * 1024
+
+
+def probe_environ(environ: dict[str, str]) -> dict[str, str]:
+    """The part of a serving process's environment a probe run as its user is given."""
+    return {
+        k: v for k, v in environ.items() if k in PROBE_ENV_KEYS or k.startswith(PROBE_ENV_PREFIXES)
+    }
+
+
+def parse_environ(data: bytes) -> dict[str, str]:
+    """/proc/PID/environ: NUL-separated KEY=VALUE entries."""
+    out: dict[str, str] = {}
+    for entry in data.split(b"\0"):
+        key, sep, value = entry.partition(b"=")
+        if sep and key:
+            out[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return out
 
 
 def _owner(uid: int) -> str:
@@ -104,16 +142,39 @@ def _drain(stream: Any, sink: bytearray, cap: int, overflow: threading.Event) ->
         return
 
 
+_RUNNING: set[int] = set()  # process groups of the commands running now
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_running_children() -> None:
+    """SIGKILL every command's process group still running (Ctrl-C, SIGTERM)."""
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
 def execute(
     argv: list[str] | tuple[str, ...],
     timeout: float,
     env: dict[str, str] | None = None,
     cap: int = OUTPUT_CAP,
+    identity: ProcessIdentity | None = None,
 ) -> CommandResult:
-    """Run a resolved command without a shell: bounded time and output, whole process group."""
+    """Run a resolved command without a shell: bounded time and output, whole process group;
+    with `identity`, as that user (uid, gid, supplementary groups set before exec) in `/`."""
     argv_t = tuple(argv)
     shown = tuple(redact_argv(argv_t))
     start = time.monotonic()
+    creds: dict[str, Any] = {}
+    if identity is not None:
+        creds = {
+            "user": identity.uid,
+            "group": identity.gid,
+            "extra_groups": list(identity.groups),
+            "cwd": "/",
+        }
     try:
         proc = subprocess.Popen(
             list(argv_t),
@@ -123,12 +184,30 @@ def execute(
             start_new_session=True,  # its own process group, so a forked child dies with it
             env=env,
             close_fds=True,
+            **creds,
         )
     except FileNotFoundError:
         return CommandResult(shown, "missing", error="not found")
     except OSError as exc:
         return CommandResult(shown, "error", error=f"{type(exc).__name__}: {exc}")
 
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc.pid)
+    try:
+        return _wait(proc, shown, start, timeout, cap)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc.pid)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], shown: tuple[str, ...], start: float, timeout: float, cap: int
+) -> CommandResult:
+    """Collect a started command's output within its timeout and output cap."""
     out, err = bytearray(), bytearray()
     overflow = threading.Event()
     readers = [
@@ -220,8 +299,7 @@ class LiveHost(Host):
 
     def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
         try:
-            with open(self.local(path), "rb") as fh:
-                data = fh.read(limit + 1)
+            data = read_bytes(self.sysroot, path, limit)
         except OSError as exc:
             return FileRead(path, None, exc.strerror or type(exc).__name__)
         truncated = len(data) > limit
@@ -229,7 +307,7 @@ class LiveHost(Host):
 
     def listdir(self, path: str) -> list[str] | None:
         try:
-            return sorted(os.listdir(self.local(path)))
+            return sorted(listdir_in_root(self.sysroot, path))
         except OSError:
             return None
 
@@ -246,7 +324,7 @@ class LiveHost(Host):
                 continue
             candidate = "/" + "/".join([*resolved, part])
             try:
-                target = os.readlink(self._joined(candidate))
+                target = readlink_in_root(self.sysroot, candidate)
             except OSError:
                 resolved.append(part)
                 continue
@@ -259,15 +337,14 @@ class LiveHost(Host):
         return "/" + "/".join(resolved)
 
     def readlink(self, path: str) -> str | None:
-        parent, name = os.path.split(os.path.normpath("/" + path))
         try:
-            return os.readlink(os.path.join(self.local(parent), name))
+            return readlink_in_root(self.sysroot, os.path.normpath("/" + path))
         except OSError:
             return None
 
     def stat(self, path: str) -> StatInfo | None:
         try:
-            st = os.stat(self.local(path))
+            st = stat_in_root(self.sysroot, path)
         except OSError:
             return None
         return StatInfo(
@@ -304,8 +381,11 @@ class LiveHost(Host):
     def run_many(
         self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
     ) -> list[CommandResult]:
+        """Run commands concurrently; the whole batch shares one deadline of `timeout`, so 128
+        hung per-NPU queries take one timeout, not 128 / workers of them."""
         wanted = [tuple(a) for a in argvs]
         t = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + t
         with self._lock:
             todo = list(dict.fromkeys(a for a in wanted if a not in self._cache))
         if todo:
@@ -313,16 +393,34 @@ class LiveHost(Host):
                 done = [self._run_one(todo[0], t)]
             else:
                 workers = min(self.max_workers, len(todo))
-                with ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd") as pool:
-                    done = list(pool.map(lambda a: self._run_one(a, t), todo))
+                pool = ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd")
+                try:
+                    done = list(pool.map(lambda a: self._run_before(a, t, deadline), todo))
+                except BaseException:  # Ctrl-C, SIGTERM: do not wait for the commands
+                    kill_running_children()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                pool.shutdown()
             with self._lock:
                 self._cache.update(zip(todo, done))
         with self._lock:
             return [self._cache[a] for a in wanted]
 
+    def _run_before(self, argv: tuple[str, ...], timeout: float, deadline: float) -> CommandResult:
+        left = deadline - time.monotonic()
+        if left <= 0.05:
+            return CommandResult(
+                tuple(redact_argv(argv)),
+                "timeout",
+                error=f"not started: its batch's shared deadline of {timeout:g} s had passed",
+            )
+        return self._run_one(argv, left)
+
     # node identity and processes --------------------------------------------------------
     def env(self) -> dict[str, str]:
-        return redact_env(self._environ)
+        """The allowlisted variables of the audit's environment (redact.ENV_ALLOWLIST_*),
+        redacted: what checks read, and all that `collect` records."""
+        return allowed_env(self._environ)
 
     def identity(self) -> dict[str, str]:
         hostname = self.read_text("/etc/hostname")
@@ -389,6 +487,38 @@ class LiveHost(Host):
         except Exception:
             return {}
         return redact_env({k: v for k, v in environ.items() if k in SERVING_ENV_KEYS})
+
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        try:
+            exe = os.readlink(self._joined(f"/proc/{int(pid)}/exe"))
+        except (OSError, ValueError):
+            exe = ""
+        status = self.read_text(f"/proc/{int(pid)}/status", 65536)
+        if status.text is None:
+            return None
+        return parse_proc_status(int(pid), exe, status.text)
+
+    def run_as(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float,
+        identity: ProcessIdentity | None,
+        extra_env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        if identity is None:
+            source = self._environ
+        else:
+            try:
+                raw = read_bytes(self.sysroot, f"/proc/{identity.pid}/environ", ENVIRON_CAP)
+            except OSError:
+                raw = b""
+            source = parse_environ(raw[:ENVIRON_CAP])
+            if os.geteuid() != 0:
+                identity = None  # only root can become the serving user; run as ourselves
+        env = probe_environ(source)
+        env.setdefault("PATH", os.defpath)
+        env.update(extra_env or {})
+        return execute(argv, timeout, env=env, cap=PROBE_OUTPUT_CAP, identity=identity)
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         if self.sysroot != "/":

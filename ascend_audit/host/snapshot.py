@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import posixpath
 import shutil
+import stat
 import tarfile
 import tempfile
 import threading
@@ -14,8 +16,19 @@ from collections.abc import Callable
 from typing import Any
 
 from ascend_audit import __version__
-from ascend_audit.host.base import FILE_CAP, CommandResult, FileRead, Host, ProcessInfo, StatInfo
+from ascend_audit.host.base import (
+    FILE_CAP,
+    CommandResult,
+    FileRead,
+    Host,
+    ProcessIdentity,
+    ProcessInfo,
+    StatInfo,
+)
+from ascend_audit.host.tarscan import TarScanError, scan_tar
 from ascend_audit.redact import redact_text
+from ascend_audit.safe_io import kind_of, open_in_root, open_regular, read_bytes
+from ascend_audit.safe_write import publish_dir, staging_dir, write_stream
 
 FORMAT = "ascend-audit-snapshot"
 FORMAT_VERSION = 1
@@ -23,6 +36,8 @@ MANIFEST = "manifest.json"
 MAX_BUNDLE_BYTES = 8 * 1024**3  # unpacked size refused beyond this (a decompression bomb)
 MAX_RATIO = 200  # unpacked / packed, for bundles over 64 MiB unpacked
 NOT_RECORDED = "not recorded in the snapshot"
+MEMBER_CAP = 512 * 1024**2  # bytes of one recorded answer read back
+MAX_MANIFEST_BYTES = 256 * 1024**2
 
 
 class SnapshotError(Exception):
@@ -39,6 +54,10 @@ def _safe_member_name(name: str) -> bool:
 def extract_bundle(path: str, dest: str) -> None:
     """Unpack a .tar.gz bundle into dest, refusing anything that could escape or explode."""
     try:
+        scan_tar(path, MAX_BUNDLE_BYTES)  # bounded: before tarfile reads any header whole
+    except TarScanError as exc:
+        raise SnapshotError(f"{path}: refused: {exc}") from None
+    try:
         packed = os.path.getsize(path)
         tf = tarfile.open(path, "r:*")  # noqa: SIM115 - closed by the `with` below
         members = tf.getmembers()
@@ -46,7 +65,12 @@ def extract_bundle(path: str, dest: str) -> None:
         raise SnapshotError(f"{path}: not a readable snapshot bundle ({exc})") from None
     with tf:
         total = 0
+        seen: set[str] = set()
         for m in members:
+            norm = posixpath.normpath(m.name)
+            if norm in seen:
+                raise SnapshotError(f"{path}: refused: member {m.name!r} appears twice")
+            seen.add(norm)
             if not _safe_member_name(m.name):
                 raise SnapshotError(f"{path}: refused: member {m.name!r} points outside the bundle")
             if not (m.isfile() or m.isdir()):
@@ -80,14 +104,29 @@ def extract_bundle(path: str, dest: str) -> None:
 
 def load_manifest(root: str, origin: str) -> dict[str, Any]:
     """Read and validate a bundle's manifest; refuse newer formats and lying manifests."""
-    mpath = os.path.join(root, MANIFEST)
     try:
-        with open(mpath, encoding="utf-8") as fh:
-            manifest = json.load(fh)
+        raw = read_bytes(root, MANIFEST, MAX_MANIFEST_BYTES, links=False)
     except FileNotFoundError:
         raise SnapshotError(f"{origin}: no {MANIFEST}: not an ascend-audit snapshot") from None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise SnapshotError(f"{origin}: {MANIFEST} cannot be read ({exc.strerror})") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise SnapshotError(f"{origin}: {MANIFEST} is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise SnapshotError(f"{origin}: {MANIFEST} is nested too deeply to be a manifest") from None
+    except ValueError as exc:
         raise SnapshotError(f"{origin}: {MANIFEST} is not valid JSON ({exc})") from None
+    try:
+        json.dumps(manifest, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise SnapshotError(
+            f"{origin}: {MANIFEST} holds a lone surrogate (\\udXXX), not text; "
+            "the bundle is damaged"
+        ) from None
+    except (RecursionError, ValueError):
+        raise SnapshotError(f"{origin}: {MANIFEST} is nested too deeply to be a manifest") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise SnapshotError(f"{origin}: {MANIFEST} is not an ascend-audit snapshot manifest")
     version = manifest.get("format_version")
@@ -102,13 +141,37 @@ def load_manifest(root: str, origin: str) -> dict[str, Any]:
     for rel in _referenced_files(manifest):
         if not _safe_member_name(rel):
             raise SnapshotError(f"{origin}: manifest refers to {rel!r} outside the bundle")
-        full = os.path.join(root, rel)
         inputs = (manifest.get("inputs") or {}).values()
-        if os.path.islink(full) or not (
-            os.path.isfile(full) or (rel in inputs and os.path.isdir(full))
-        ):
-            raise SnapshotError(f"{origin}: manifest lists {rel!r}, which the bundle does not hold")
+        why = _member_problem(root, rel, dir_ok=rel in inputs)
+        if why:
+            raise SnapshotError(f"{origin}: manifest lists {rel!r}, which {why}")
     return manifest
+
+
+def _member_problem(root: str, rel: str, dir_ok: bool) -> str | None:
+    """Why a bundle member is not a plain file (or, for inputs, a folder of plain files)
+    reached without any symlink, or None."""
+    try:
+        fd = open_in_root(root, rel, links=False)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "the bundle does not hold as a plain file: a symbolic link is on its path"
+        return "the bundle does not hold"
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISREG(mode):
+        return None
+    if not (dir_ok and stat.S_ISDIR(mode)):
+        return "the bundle does not hold as a plain file"
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, rel), followlinks=False):
+        for name in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                inner = os.path.relpath(os.path.join(dirpath, name), root)
+                return f"holds {inner!r}, a link or special file (bundles hold plain files only)"
+    return None
 
 
 def _is_str_or_none(v: Any) -> bool:
@@ -238,8 +301,11 @@ class SnapshotHost(Host):
     def _read_member(self, rel: str | None) -> str:
         if not rel:
             return ""
-        with open(os.path.join(self.root, rel), "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace")
+        try:
+            data = read_bytes(self.root, rel, MEMBER_CAP, links=False)
+        except OSError as exc:
+            raise SnapshotError(f"{self.bundle}: {rel}: {exc.strerror}") from None
+        return data[:MEMBER_CAP].decode("utf-8", errors="replace")
 
     def run_many(
         self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
@@ -299,6 +365,13 @@ class SnapshotHost(Host):
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         return (self.manifest.get("udev") or {}).get(subsystem)
 
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        rec = (self.manifest.get("process_identities") or {}).get(str(pid))
+        try:
+            return ProcessIdentity.from_dict(rec) if isinstance(rec, dict) else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
     def which(self, command: str) -> str | None:
         return (self.manifest.get("which") or {}).get(command)
 
@@ -332,6 +405,7 @@ class RecordingHost(Host):
         self._identity: dict[str, str] | None = None
         self._processes: list[ProcessInfo] | None = None
         self.cached: dict[str, Any] = {}
+        self.identities: dict[int, ProcessIdentity | None] = {}
 
     def run_many(
         self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
@@ -341,6 +415,24 @@ class RecordingHost(Host):
             for argv, res in zip(argvs, results):
                 self.commands[tuple(argv)] = res
         return results
+
+    def run_as(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float,
+        identity: ProcessIdentity | None,
+        extra_env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        res = self.inner.run_as(argv, timeout, identity, extra_env)
+        with self._lock:
+            self.commands[tuple(argv)] = res
+        return res
+
+    def process_identity(self, pid: int) -> ProcessIdentity | None:
+        res = self.inner.process_identity(pid)
+        with self._lock:
+            self.identities[pid] = res
+        return res
 
     def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
         res = self.inner.read_text(path, limit)
@@ -421,28 +513,23 @@ class RecordingHost(Host):
     ) -> str:
         """Write everything recorded to `out` (.tar.gz/.tgz → tarball, else a directory)."""
         as_tar = out.endswith((".tar.gz", ".tgz"))
-        staging = tempfile.mkdtemp(prefix="ascend-audit-collect-") if as_tar else out
+        staging = tempfile.mkdtemp(prefix="ascend-audit-collect-") if as_tar else staging_dir(out)
         try:
-            os.makedirs(staging, exist_ok=True)
             manifest = self._materialise(staging, tool)
             manifest["run_inputs"] = run_inputs or {}
             if policy_path:
-                shutil.copyfile(policy_path, os.path.join(staging, "policy.toml"))
+                _copy_redacted(policy_path, os.path.join(staging, "policy.toml"))
                 manifest["policy"] = "policy.toml"
             with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as fh:
                 json.dump(manifest, fh, indent=1, sort_keys=True)
                 fh.write("\n")
             if as_tar:
-                tmp_out = out + ".part"
-                with tarfile.open(tmp_out, "w:gz") as tf:
-                    for dirpath, dirnames, filenames in os.walk(staging):
-                        dirnames.sort()
-                        for name in sorted(filenames):
-                            full = os.path.join(dirpath, name)
-                            tf.add(full, arcname=os.path.relpath(full, staging), recursive=False)
-                os.replace(tmp_out, out)
+                write_stream(out, lambda fh: _tar_into(staging, fh))
+            else:
+                publish_dir(staging, out, replaceable=bundle_dir_problem(out) is None)
+                staging = ""
         finally:
-            if as_tar:
+            if staging:
                 shutil.rmtree(staging, ignore_errors=True)
         return out
 
@@ -451,7 +538,7 @@ class RecordingHost(Host):
             full = os.path.join(root, rel)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "w", encoding="utf-8", errors="replace") as fh:
-                fh.write(text)
+                fh.write(redact_text(text))  # a bundle is attached to tickets
             return rel
 
         commands = []
@@ -469,15 +556,18 @@ class RecordingHost(Host):
                 rel = "files/" + path.lstrip("/")
                 files[path] = {"content": put(rel, fr.text), "truncated": fr.truncated}
         inputs: dict[str, str | None] = {}
+        notes: dict[str, list[str]] = {}
         for i, (orig, local) in enumerate(sorted(self.inputs.items())):
-            inputs[orig] = _copy_input(local, root, f"inputs/{i:03d}") if local else None
+            notes[orig] = []
+            copied = _copy_input(local, root, f"inputs/{i:03d}", notes[orig]) if local else None
+            inputs[orig] = copied
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "tool": tool,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "sysroot": self.sysroot,
-            "identity": self.identity(),
+            "identity": {k: redact_text(v) for k, v in self.identity().items()},
             # Only what the checks asked for: an environment nobody read is not recorded.
             "env": dict(self._env or {}),
             "processes": [p.to_dict() for p in self._processes or []],
@@ -488,25 +578,84 @@ class RecordingHost(Host):
             "realpaths": dict(sorted(self.realpaths.items())),
             "stats": {k: (v.to_dict() if v else None) for k, v in sorted(self.stats.items())},
             "which": dict(sorted(self.whiches.items())),
-            "udev": self.udevs,
+            "udev": _redact_tree(self.udevs),
             "inputs": inputs,
+            "input_notes": {k: v for k, v in notes.items() if v},
             "cached_facts": dict(sorted(self.cached.items())),
+            "process_identities": {
+                str(k): v.to_dict() for k, v in sorted(self.identities.items()) if v is not None
+            },
         }
 
     def close(self) -> None:
         self.inner.close()
 
 
-def _copy_input(local: str, root: str, rel_dir: str) -> str:
-    """Copy a user input (file or directory of plain files) into the bundle; returns its path."""
+def _redact_tree(value: Any) -> Any:
+    """Every string of a JSON-able value redacted (udev attributes and properties)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redact_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_tree(v) for v in value]
+    return value
+
+
+def _tar_into(staging: str, fh: Any) -> None:
+    with tarfile.open(fileobj=fh, mode="w:gz") as tf:
+        for dirpath, dirnames, filenames in os.walk(staging):
+            dirnames.sort()
+            for name in sorted(filenames):
+                full = os.path.join(dirpath, name)
+                tf.add(full, arcname=os.path.relpath(full, staging), recursive=False)
+
+
+def bundle_dir_problem(out: str) -> str | None:
+    """Why a directory bundle must not be written at `out` (a link, a file, a folder holding
+    something else than a bundle), or None; an earlier bundle there is replaced whole."""
+    if os.path.islink(out):
+        return f"{out} is a symbolic link; refusing to write through it"
+    if not os.path.exists(out):
+        return None
+    if not os.path.isdir(out):
+        return f"{out} exists and is not a directory (name a bundle NAME.tar.gz, or a directory)"
+    entries = os.listdir(out)
+    if entries and MANIFEST not in entries:
+        return f"{out} holds other files; a directory bundle needs an empty or new directory"
+    return None
+
+
+def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = None) -> str:
+    """Copy a user input (file or directory of plain files) into the bundle; returns its path.
+
+    Inside a directory nothing is followed: symbolic links (and FIFOs, sockets, devices) are
+    left out with a note, so a link out of the trace, or a loop, copies nothing."""
     name = os.path.basename(os.path.normpath(local)) or "input"
     rel = f"{rel_dir}/{name}"
     dest = os.path.join(root, rel)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
+    notes = notes if notes is not None else []
     if os.path.isdir(local):
-        shutil.copytree(
-            local, dest, symlinks=False, ignore_dangling_symlinks=True, copy_function=_copy_redacted
-        )
+        for dirpath, dirnames, filenames in os.walk(local, followlinks=False):
+            out_dir = os.path.join(dest, os.path.relpath(dirpath, local))
+            os.makedirs(out_dir, exist_ok=True)
+            dirnames.sort()
+            for entry in sorted(dirnames + filenames):
+                full = os.path.join(dirpath, entry)
+                st = os.lstat(full)
+                shown = os.path.relpath(full, local)
+                if stat.S_ISLNK(st.st_mode):
+                    notes.append(f"{shown}: symbolic link to {os.readlink(full)!r} left out")
+                    if entry in dirnames:
+                        dirnames.remove(entry)
+                elif stat.S_ISREG(st.st_mode):
+                    try:
+                        _copy_redacted(full, os.path.join(out_dir, entry))
+                    except OSError as exc:
+                        notes.append(f"{shown}: not copied ({exc.strerror})")
+                elif not stat.S_ISDIR(st.st_mode):
+                    notes.append(f"{shown}: {kind_of(st.st_mode)} left out")
     else:
         _copy_redacted(local, dest)
     return rel
@@ -517,7 +666,7 @@ def _copy_redacted(src: str, dst: str, block: int = 1 << 20) -> str:
 
     Streams in blocks cut at a newline, so memory stays bounded for multi-GB traces and logs;
     bytes that are not UTF-8 pass through unchanged (surrogateescape)."""
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
+    with open_regular(src) as fin, open(dst, "wb") as fout:
         carry = b""
         while True:
             chunk = fin.read(block)

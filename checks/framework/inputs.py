@@ -28,7 +28,9 @@ def probe_problem(run: ProbeRun) -> str | None:
             f"the probe of {run.python} did not finish within {run.timeout:g} s "
             "(the interpreter hung, or an import blocked)"
         )
-    if res.status in ("missing", "error", "signal"):
+    if res.status == "missing":
+        return f"{run.python} cannot be executed (no such file)"
+    if res.status in ("error", "signal"):
         return f"the probe of {run.python} could not run: {res.describe()}"
     if res.rc in (126, 127) and not (facts and facts.ran):
         return f"{run.python} cannot be executed (exit {res.rc}: {res.stderr.strip()[:200]})"
@@ -42,6 +44,8 @@ def probe_evidence(run: ProbeRun) -> Evidence:
     """The probe's answer: versions, the torch_npu import outcome, and deep device facts."""
     res, f = run.result, run.facts
     values: dict[str, Any] = {"python": run.python, "origin": run.origin}
+    if run.identity is not None:
+        values["run_as"] = {"uid": run.identity.uid, "gid": run.identity.gid}
     if res is not None:
         values.update(status=res.status, rc=res.rc, duration_ms=round(res.duration_ms, 1))
     if f is None or not f.ran:

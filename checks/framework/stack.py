@@ -254,8 +254,10 @@ def stack_compatibility(ctx: Context) -> Outcome:
         findings += _version_findings(ctx)
     if run.facts is None and not findings:
         return skip(
-            "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE runs) "
-            "and no stack error in the logs"
+            (run.refused + "; no stack error in the logs")
+            if run.refused
+            else "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE "
+            "runs) and no stack error in the logs"
         )
     if run.facts is None:
         ok = "; ".join(o.summary for o in findings if o.status.value == "PASS")

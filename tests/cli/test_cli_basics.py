@@ -72,14 +72,19 @@ def test_usage_errors_exit_2_and_name_the_option(tmp_path):
 
 
 def test_internal_failure_exits_3_without_traceback(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
+    # an unwritable output is a usage error now (exit 2, checked before the audit); a bug in
+    # the engine itself is what exit 3 is for: a drop-in (trusted code) breaks the engine
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "breaks_engine.py").write_text(
+        "import ascend_audit.engine as engine\nengine.overall_verdict = lambda layers: 1 / 0\n"
+    )
     out = audit(
         "run",
         "--sysroot",
         str(tmp_path),
-        "--json",
-        str(blocker / "r.json"),
+        "--checks-dir",
+        str(checks),
         env={"PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 3

@@ -53,5 +53,9 @@ def test_the_cli_timeout_shows_in_the_report_as_an_override(tmp_path):
     plain, timed = _policy_of(tmp_path), _policy_of(tmp_path, "--timeout", "7")
     assert plain["values"]["audit.command_timeout"] == 10.0 and plain["overrides"] == {}
     assert timed["values"]["audit.command_timeout"] == 7.0
-    assert timed["overrides"] == {"audit.command_timeout": "--timeout"}
+    # --timeout bounds npu-smi too (issue 12: a hung NPU ends within the documented bound)
+    assert timed["overrides"] == {
+        "audit.command_timeout": "--timeout",
+        "driver.npu_smi_timeout": "--timeout",
+    }
     assert timed["digest"] != plain["digest"]

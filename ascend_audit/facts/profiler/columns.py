@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ascend_audit.facts.profiler.summaries import NA
+from ascend_audit.safe_io import open_regular
 
 # Logical column -> header spellings seen across torch_npu and msprof versions.
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -76,7 +77,7 @@ class TableLayout:
 def read_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
     """First CSV record of a file, or (None, problem)."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(1 << 16)
     except OSError as exc:
         return None, f"cannot read {path}: {exc.strerror or exc}"

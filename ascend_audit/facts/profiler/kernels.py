@@ -13,6 +13,7 @@ from typing import Any
 from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_batch, build_summary
 from ascend_audit.facts.profiler.columns import TableLayout, detect_layout, read_header, shorten
 from ascend_audit.facts.profiler.summaries import MAX_SAMPLES, NA, AiCpuOp, KernelSummary, OpStat
+from ascend_audit.safe_io import bounded_lines, open_regular
 
 CHUNK_BYTES = 16 << 20  # bytes of CSV handed to pyarrow at a time
 PARSE_BLOCK = 2 << 20  # pyarrow's parallel parse unit inside a chunk
@@ -152,7 +153,7 @@ def _line_chunks(p: Path, progress: Callable[[int], None] | None = None) -> Iter
     malformed rather than misread.
     """
     buf = bytearray(CHUNK_BYTES)
-    with p.open("rb") as fh:
+    with open_regular(p) as fh:
         head = fh.readline(MAX_LINE_BYTES)
         if not head.endswith(b"\n"):
             return
@@ -199,8 +200,8 @@ def _summarize_csv(p: Path, layout: TableLayout, acc: KernelAccumulator) -> None
             for v in buf.values():
                 v.clear()
 
-    with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
-        lines = (line.replace("\x00", "") for line in fh)
+    with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
+        lines = (line.replace("\x00", "") for line in bounded_lines(fh))
         reader = csv.reader(lines)
         first = True
         while True:

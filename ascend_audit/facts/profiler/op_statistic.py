@@ -14,6 +14,7 @@ from ascend_audit.facts.profiler.columns import (
     shorten,
 )
 from ascend_audit.facts.profiler.summaries import MAX_TYPES, NA, OpStat, OpStatistic, OpStatisticRow
+from ascend_audit.safe_io import bounded_lines, open_regular
 
 # --------------------------------------------------------------------------- op_statistic
 
@@ -48,8 +49,8 @@ def parse_op_statistic(path: str | os.PathLike[str]) -> OpStatistic:
         merged: dict[tuple[str, str], list[float]] = {}
         problems: list[str] = []
         bad = 0
-        with p.open("r", encoding="utf-8", errors="replace", newline="") as fh:
-            reader = csv.reader(line.replace("\x00", "") for line in fh)
+        with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
+            reader = csv.reader(line.replace("\x00", "") for line in bounded_lines(fh))
             next(reader, None)
             while True:
                 try:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ascend_audit.facts.profiler.columns import is_ai_cpu
 from ascend_audit.facts.profiler.summaries import TraceViewSummary
+from ascend_audit.safe_io import open_regular
 
 # --------------------------------------------------------------------------- trace view JSON
 
@@ -45,7 +46,7 @@ def summarize_trace_view(path: str | os.PathLike[str]) -> TraceViewSummary:
         last_name = ""
         first_char = b""
         last_char = b""
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             carry = b""
             while True:
                 chunk = fh.read(_CHUNK)
