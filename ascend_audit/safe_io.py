@@ -14,7 +14,7 @@ import fcntl
 import os
 import stat
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 MAX_HOPS = 40
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
@@ -205,7 +205,7 @@ def listdir_in_root(root: str, path: str) -> list[str]:
         os.close(fd)
 
 
-def open_regular(path: str, mode: str = "rb", **kwargs: object) -> IO:
+def open_regular(path: str | os.PathLike[str], mode: str = "rb", **kwargs: Any) -> Any:
     """Open a user-given input for reading without blocking on it: a FIFO, socket, device or
     directory raises NotRegularFile naming the path. Use instead of open() for every input."""
     if any(c in mode for c in "wax+"):
@@ -217,7 +217,7 @@ def open_regular(path: str, mode: str = "rb", **kwargs: object) -> IO:
             raise NotRegularFile(errno.EINVAL, "not a regular file (a socket)", path) from None
         raise
     try:
-        _require_regular(fd, path)
+        _require_regular(fd, os.fspath(path))
     except NotRegularFile:
         raise
     except OSError:
@@ -225,7 +225,7 @@ def open_regular(path: str, mode: str = "rb", **kwargs: object) -> IO:
         raise
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
-    return open(fd, mode, **kwargs)  # type: ignore[call-overload,no-any-return]
+    return open(fd, mode, **kwargs)
 
 
 def check_regular_input(path: str) -> str | None:

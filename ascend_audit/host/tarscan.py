@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
-from typing import IO
+from typing import IO, cast
 
 BLOCK = 512
 MAX_EXT_HEADER = 64 * 1024  # bytes of one GNU long name / PAX header
@@ -42,7 +42,7 @@ def _open_stream(path: str) -> IO[bytes]:
     with open(path, "rb") as probe:
         magic = probe.read(3)
     if magic[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return cast("IO[bytes]", gzip.open(path, "rb"))
     if magic[:3] == b"BZh":
         import bz2
 
