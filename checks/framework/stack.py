@@ -165,7 +165,7 @@ def _stated_versions(ctx: Context, f: Any) -> dict[str, str]:
     """Versions a log or pasted collect_env output states, filled from the driver layer."""
     names = ("torch", "torch_npu", "cann", "vllm", "vllm_ascend", "driver", "mindie")
     got = {n: v for n in names if (v := f.version(n))}
-    files = optional_fact(ctx, "version_files")
+    files = optional_fact(ctx, VERSION_FILES)
     for name, attr in (("cann", "cann_version"), ("driver", "driver_version")):
         if name not in got and getattr(files, attr, None):
             got[name] = getattr(files, attr)
