@@ -46,6 +46,14 @@ def _bad(cfg: Any, summary: str, *names: str) -> Outcome:
     return fail(f"{cfg.source}: {summary}", _ev(cfg, *names))
 
 
+def _conclude(ctx: Context, findings: list[Outcome], ok: str, ev: list[Evidence]) -> Outcome:
+    """The worst finding, or a PASS on the evidence gathered; never a PASS beside a dead engine."""
+    out = worst(findings, ok)
+    if out.status.value == "PASS":
+        out.evidence = ev
+    return unless_dead(ctx, out)
+
+
 def _limits(cfg: Any) -> list[Outcome]:
     """Token limits and batch sizes: msprechecker's assertions, and MindIE's own ranges."""
     out: list[Outcome] = []
@@ -177,10 +185,7 @@ def mindie_limits(ctx: Context) -> Outcome:
         )
         for i in items
     )
-    out = worst(findings, f"MindIE limits and parallel sizes agree ({shown})")
-    if out.status.value == "PASS":
-        out.evidence = ev
-    return unless_dead(ctx, out)
+    return _conclude(ctx, findings, f"MindIE limits and parallel sizes agree ({shown})", ev)
 
 
 @check("FWK-MINDIE-002")
@@ -227,10 +232,8 @@ def mindie_weights(ctx: Context) -> Outcome:
             )
         else:
             ev.append(listing)
-    out = worst(findings, "modelWeightPath holds a model (config.json and weight files)")
-    if out.status.value == "PASS":
-        out.evidence = ev
-    return unless_dead(ctx, out)
+    ok = "modelWeightPath holds a model (config.json and weight files)"
+    return _conclude(ctx, findings, ok, ev)
 
 
 def _hbm_gib(ctx: Context) -> tuple[float | None, str]:
@@ -299,12 +302,8 @@ def mindie_devices_memory(ctx: Context) -> Outcome:
         elif mem is not None and mem > 0 and hbm is None:
             findings.append(warn(f"npuMemSize={mem} GB: HBM per chip unknown (no npu-smi)"))
     shown = "; ".join(i.config.show("npuDeviceIds", "npuMemSize") for i in items)
-    out = worst(
-        findings, f"MindIE devices and memory fit this node ({shown}; {hbm_how or 'HBM ?'})"
-    )
-    if out.status.value == "PASS":
-        out.evidence = ev
-    return unless_dead(ctx, out)
+    ok = f"MindIE devices and memory fit this node ({shown}; {hbm_how or 'HBM ?'})"
+    return _conclude(ctx, findings, ok, ev)
 
 
 @check("FWK-MINDIE-004")
@@ -367,7 +366,5 @@ def mindie_multinode_tls(ctx: Context) -> Outcome:
             )
     shown = "; ".join(i.config.show("multiNodesInferEnabled", "interCommTLSEnabled") for i in items)
     rt_text = f"rank table: {servers} server(s)" if servers else "no rank table"
-    out = worst(findings, f"MindIE multi-node and TLS settings agree ({shown}; {rt_text})")
-    if out.status.value == "PASS":
-        out.evidence = ev
-    return unless_dead(ctx, out)
+    ok = f"MindIE multi-node and TLS settings agree ({shown}; {rt_text})"
+    return _conclude(ctx, findings, ok, ev)
