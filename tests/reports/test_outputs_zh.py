@@ -30,24 +30,20 @@ def test_every_sample_renders_in_chinese(name: str) -> None:
     assert root.tag == "testsuites"
 
 
-def test_chinese_outputs_carry_the_translated_fix(tmp_path) -> None:
-    src = tmp_path / "r.json"
+def _firmware_mismatch_json(dest, env: dict) -> None:
+    """Audit the firmware-mismatch example into DEST as report.json, in ENV's locale."""
+    argv = ["run", "--example", "firmware-mismatch", "-q", "--json", str(dest)]
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--example",
-            "firmware-mismatch",
-            "-q",
-            "--json",
-            str(src),
-        ],
+        [sys.executable, "-m", "ascend_audit", *argv],
         capture_output=True,
         timeout=120,
-        env=dict(os.environ),
+        env=env,
     )
+
+
+def test_chinese_outputs_carry_the_translated_fix(tmp_path) -> None:
+    src = tmp_path / "r.json"
+    _firmware_mismatch_json(src, dict(os.environ))
     report = Report.from_dict(json.loads(src.read_text(encoding="utf-8")))
     fix = reflow(check_text("DRV-VER-001", "remediation", "zh"))
     first_words = fix[:12]
@@ -67,22 +63,7 @@ def test_english_is_the_default_and_unchanged() -> None:
 def test_render_lang_rerenders_an_english_report(tmp_path) -> None:
     env = {**os.environ, "LANG": "C.UTF-8", "LC_ALL": ""}
     src = tmp_path / "r.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--example",
-            "firmware-mismatch",
-            "-q",
-            "--json",
-            str(src),
-        ],
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
+    _firmware_mismatch_json(src, env)
     assert json.loads(src.read_text())["lang"] == "en"
     out = subprocess.run(
         [
