@@ -93,3 +93,10 @@ def fuzz_settings(n: int = 80):
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
+
+
+def every_output(tmp: Path) -> list[str]:
+    """The CLI options that write every report format into TMP (r.html, r.xml, r.md, …)."""
+    names = {"--html": "r.html", "--junit": "r.xml", "--markdown": "r.md"}
+    names.update({"--prometheus": "r.prom", "--json": "r.json"})
+    return [arg for opt, name in names.items() for arg in (opt, str(tmp / name))]

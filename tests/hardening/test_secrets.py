@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from hardening.helpers import DATA, audit, fake_node, no_traceback
+from hardening.helpers import DATA, audit, every_output, fake_node, no_traceback
 
 from ascend_audit.facts.serving_config import parse_vllm_argv
 from ascend_audit.redact import MASK, redact_argv, redact_env, redact_text
@@ -94,16 +94,7 @@ def test_reports_and_terminal_hold_no_secret(planted):
         str(DATA / "traces" / "no_aicpu"),
         "-o",
         str(out),
-        "--html",
-        str(tmp / "r.html"),
-        "--junit",
-        str(tmp / "r.xml"),
-        "--markdown",
-        str(tmp / "r.md"),
-        "--prometheus",
-        str(tmp / "r.prom"),
-        "--json",
-        str(tmp / "r.json"),
+        *every_output(tmp),
         env=env,
     )
     no_traceback(proc)

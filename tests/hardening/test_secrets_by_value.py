@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hardening.helpers import DATA, audit, fake_node, smi_answers
+from hardening.helpers import DATA, audit, every_output, fake_node, smi_answers
 
 from ascend_audit.host.live import LiveHost
 from ascend_audit.host.snapshot import RecordingHost
@@ -165,16 +165,7 @@ def test_every_output_format_and_the_terminal(node):
         *common,
         "-o",
         str(out),
-        "--html",
-        str(tmp / "r.html"),
-        "--junit",
-        str(tmp / "r.xml"),
-        "--markdown",
-        str(tmp / "r.md"),
-        "--prometheus",
-        str(tmp / "r.prom"),
-        "--json",
-        str(tmp / "r.json"),
+        *every_output(tmp),
         env=env,
     )
     assert res.returncode in (0, 1), res.stderr[-2000:]
