@@ -256,8 +256,8 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
     if not found_cpu:
         low = line.lower()
         if "back" in low and "cpu" in low:
-            m = _GENERIC_CPU_RE.search(line)
-            if m and "MPS backend" not in line:
+            generic = _GENERIC_CPU_RE.search(line)
+            if generic and "MPS backend" not in line:
                 op = _ops_in(line) or "<unnamed>"
                 record("cpu_fallback", op, lineno, _message(line, 0))
                 found_cpu = True
@@ -269,8 +269,7 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
             and not device_trace
             and _WARNING_MARK_RE.search(line)
         ):
-            m = _AI_CPU_RE.search(line)
-            if m:
+            if _AI_CPU_RE.search(line):
                 op = _ops_in(line) or "<unnamed>"
                 record("ai_cpu", op, lineno, _message(line, 0))
 
