@@ -268,10 +268,10 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
             ("aicpu" in low or "ai cpu" in low or "ai_cpu" in low)
             and not device_trace
             and _WARNING_MARK_RE.search(line)
+            and _AI_CPU_RE.search(line)
         ):
-            if _AI_CPU_RE.search(line):
-                op = _ops_in(line) or "<unnamed>"
-                record("ai_cpu", op, lineno, _message(line, 0))
+            op = _ops_in(line) or "<unnamed>"
+            record("ai_cpu", op, lineno, _message(line, 0))
 
 
 def read_text_lines(
