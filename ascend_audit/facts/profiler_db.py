@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ascend_audit.facts.profiler import KernelSummary
-from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_batch
+from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_cells
 from ascend_audit.facts.profiler.columns import TableLayout
 from ascend_audit.safe_io import open_regular
 
@@ -88,6 +88,10 @@ def _batches(con: sqlite3.Connection, sql: str) -> Iterator[list[tuple[object, .
         yield rows
 
 
+def _as_is(v: str | None) -> str | None:
+    return v
+
+
 def _text(v: object) -> str | None:
     if v is None:
         return None
@@ -97,8 +101,6 @@ def _text(v: object) -> str | None:
 
 def _feed(acc: KernelAccumulator, rows: list[tuple[object, ...]]) -> int:
     """One batch of (name, type, core, duration ns, dtypes, shapes) into the accumulator."""
-    import pyarrow as pa
-
     cols: list[list[str | None]] = [[], [], [], [], [], []]
     bad = 0
     for name, op_type, core, dur_ns, dtypes, shapes in rows:
@@ -111,8 +113,8 @@ def _feed(acc: KernelAccumulator, rows: list[tuple[object, ...]]) -> int:
             cols[i].append(v)
         cols[4].append(_text(dtypes))
         cols[5].append(_text(shapes))
-    arrays = {k: pa.array(cols[i], pa.string()) for k, i in LAYOUT.indices.items()}
-    absorb_batch(acc, arrays, len(rows))
+    by_name = {k: cols[i] for k, i in LAYOUT.indices.items()}
+    absorb_cells(acc, by_name, len(rows), _as_is)
     return bad
 
 
