@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress
 from math import isnan, nan
+from operator import itemgetter
 from typing import Any
 
 from ascend_audit.facts.profiler.columns import (
@@ -250,31 +251,32 @@ def text_cell(value: str | None) -> str | None:
     return None if value is None or value in ("", NA) else value
 
 
-def absorb_cells(
+def absorb_rows(
     acc: KernelAccumulator,
-    cols: Mapping[str, Sequence[Any]],
-    n: int,
+    rows: Sequence[Sequence[Any]],
+    at: Mapping[str, int],
     cell: Callable[[Any], str | None] = text_cell,
 ) -> None:
-    """Aggregate one batch of rows, given column-wise, into acc.
+    """Aggregate one batch of rows into acc; `at` names the position of each column in a row.
 
     `cell` turns a raw value into its text (None when missing); it runs once per distinct
     (core, type, name) and on AI CPU rows only. Durations are added row by row in file order,
     so the totals do not depend on where batches are cut.
     """
+    n = len(rows)
     if n == 0:
         return
-    nones = (None,) * n
-    keys = list(zip(cols["core"], cols.get("type") or nones, cols.get("name") or nones))
+    named = [k for k in ("core", "type", "name") if k in at]
+    keys = list(map(itemgetter(*(at[k] for k in named)), rows))
     counts = Counter(keys)
-    slots: dict[tuple[Any, Any, Any], list[float]] = {}
-    final_type: dict[tuple[Any, Any, Any], str] = {}
-    ai_names: dict[tuple[Any, Any, Any], str | None] = {}
+    slots: dict[Any, list[float]] = {}
+    final_type: dict[Any, str] = {}
+    ai_names: dict[Any, str | None] = {}
     for key, count in counts.items():  # first-appearance order
-        core_raw, type_raw, name_raw = key
-        core = clean_cell(cell(core_raw)) or NA
-        op_type = clean_cell(cell(type_raw))
-        name = cell(name_raw)
+        raw = dict(zip(named, key))
+        core = clean_cell(cell(raw["core"])) or NA
+        op_type = clean_cell(cell(raw.get("type")))
+        name = cell(raw.get("name"))
         if op_type is None:
             if name is not None:
                 op_type = type_from_name(clean_cell(name) or "") or NA
@@ -288,20 +290,19 @@ def absorb_cells(
         if is_ai_cpu(core):
             ai_names[key] = name
     acc.rows += n
-    durations = _durations(acc, cols["dur"], cell)
+    durations = _durations(acc, list(map(itemgetter(at["dur"]), rows)), cell)
     total = acc.total_us
     for key, dur in zip(keys, durations):
         slots[key][1] += dur
         total += dur
     acc.total_us = total
     if ai_names:
-        dtypes = cols.get("dtypes")
-        shapes = cols.get("shapes")
+        dt_at, sh_at = at.get("dtypes"), at.get("shapes")
         for i in compress(range(n), map(ai_names.__contains__, keys)):
-            key = keys[i]
+            key, row = keys[i], rows[i]
             op_type = final_type[key]
-            dt = clean_cell(cell(dtypes[i])) if dtypes is not None else None
-            sh = clean_cell(cell(shapes[i])) if shapes is not None else None
+            dt = clean_cell(cell(row[dt_at])) if dt_at is not None else None
+            sh = clean_cell(cell(row[sh_at])) if sh_at is not None else None
             acc.add_aicpu(
                 op_type,
                 clean_cell(ai_names[key]) or op_type,

@@ -6,12 +6,13 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
 from ascend_audit.facts.profiler.accumulate import (
     KernelAccumulator,
-    absorb_cells,
+    absorb_rows,
     build_summary,
     text_cell,
 )
@@ -90,9 +91,11 @@ class CsvRows:
     def __init__(self, name: str, layout: TableLayout, acc: KernelAccumulator) -> None:
         self.name = name
         self.acc = acc
-        self.want = dict(layout.indices)
+        by_index = sorted((i, k) for k, i in layout.indices.items())
+        self.at = {k: pos for pos, (_i, k) in enumerate(by_index)}
+        self.pick = itemgetter(*(i for i, _k in by_index))
         self.width = len(layout.header)
-        self.buf: dict[str, list[str]] = {k: [] for k in self.want}
+        self.buf: list[Any] = []
         self.bad = 0
         self.samples: list[str] = []
         self.not_utf8 = False
@@ -116,9 +119,8 @@ class CsvRows:
         reader = csv.reader(self._decode(lines))
         first = skip_header
         width = self.width
-        items = list(self.want.items())
+        pick = self.pick
         buf = self.buf
-        probe = buf[items[0][0]]
         while True:
             try:
                 row = next(reader)
@@ -137,18 +139,15 @@ class CsvRows:
                         f"{shorten(','.join(row), 80)!r}"
                     )
                 continue
-            for k, i in items:
-                buf[k].append(row[i])
-            if len(probe) >= BATCH_ROWS:
+            buf.append(pick(row))
+            if len(buf) >= BATCH_ROWS:
                 self._flush()
         self._flush()
 
     def _flush(self) -> None:
-        n = len(next(iter(self.buf.values())))
-        if n:
-            absorb_cells(self.acc, self.buf, n, text_cell)
-            for column in self.buf.values():
-                column.clear()
+        if self.buf:
+            absorb_rows(self.acc, self.buf, self.at, text_cell)
+            self.buf.clear()
 
     def finish(self) -> list[str]:
         """The problems of what was read."""

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_cells
+from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_rows
 from ascend_audit.facts.profiler.columns import TableLayout
 from ascend_audit.safe_io import LINE_CAP, open_regular
 
@@ -101,7 +101,7 @@ class _Pattern:
     def __init__(self, layout: TableLayout) -> None:
         self.width = len(layout.header)
         by_index = sorted((i, k) for k, i in layout.indices.items())
-        self.order = [k for _, k in by_index]
+        self.at = {k: pos for pos, (_i, k) in enumerate(by_index)}  # in a findall tuple
         self.wanted = {i for i, _ in by_index}
         self.walk = 0
         self.regex: re.Pattern[bytes] | None = None
@@ -198,6 +198,5 @@ def _absorb_chunk(
     rows = pattern.regex.findall(chunk)
     if len(rows) != lines:
         raise Declined("a line the strict pattern refuses")
-    cols: dict[str, Sequence[Any]] = dict(zip(pattern.order, zip(*rows)))
-    absorb_cells(acc, cols, lines, line_cell)
+    absorb_rows(acc, rows, pattern.at, line_cell)
     return not_utf8
