@@ -848,6 +848,11 @@ _FATAL: list[tuple[str, re.Pattern[str], str]] = [
         ("WorkerProc hit an exception", r"WorkerProc hit an exception", "worker_failed"),
         ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
         ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),
+        ("died unexpectedly", r"Worker proc \S+ died unexpectedly", "worker_died"),
+        # HCCL communicator creation failed (HCCL's own log, MindIE/ATB runners): no collective
+        # can run, so the service cannot serve
+        ("HcclCommInitRootInfo", r"HcclCommInitRootInfo\w* fail\w*[^\n]{0,80}", "hccl_init_failed"),
+        ("exited with code", r"\b(?:server|process|service) exited with code [1-9]\d*", "exited"),
         (
             "Start mindie server",
             r"\[?Start mindie server\]?\s*\[?(?:fail|failed|error)\]?",
@@ -1147,6 +1152,7 @@ class _Life:
 
 _CODE_HINT_RE = re.compile(
     r"ERR\d|MIE\d|E[A-Z]\d{4}|E[1-9]\d{4}|error code|result =|failed: \d|retCode=|ret ?[=:] ?\d"
+    r"|errNo\[0x|error:\s?\d"
 )
 
 
