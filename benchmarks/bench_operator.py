@@ -30,11 +30,13 @@ sys.path.insert(0, str(HERE))
 from gen_kernel_details import generate  # noqa: E402
 
 
-def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+def measure(
+    argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> tuple[float, float, float, int]:
     """(wall seconds, CPU seconds, peak RSS MB, exit status) of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env
     )
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
@@ -52,8 +54,8 @@ def bench_ours(profile: Path, runs: int, root: Path, pycache: str) -> str:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     argv = [sys.executable, "-m", "ascend_audit", "run", "--layers", "operator"]
     argv += ["--trace", str(profile), "-q"]
-    measure(argv, env)  # warm-up: writes the bytecode cache
-    res = [measure(argv, env) for _ in range(runs)]
+    measure(argv, env, root)  # warm-up: writes the bytecode cache
+    res = [measure(argv, env, root) for _ in range(runs)]
     wall = statistics.median(r[0] for r in res)
     cpu = statistics.median(r[1] for r in res)
     rss = statistics.median(r[2] for r in res)
