@@ -10,7 +10,7 @@ from standins import run_node, standin
 from sysroot import NODE_CPUS, NPU_BDFS, RDMA_NIC_BDF, healthy_910b_node, local
 
 from ascend_audit.context import Context
-from ascend_audit.gather.topology import Topology
+from ascend_audit.facts.topology import Topology
 from ascend_audit.host.live import LiveHost
 from ascend_audit.policy import parse_policy
 

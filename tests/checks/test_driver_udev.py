@@ -18,7 +18,8 @@ import pytest
 from sysroot import healthy_910b_node
 
 from ascend_audit.context import Context
-from ascend_audit.gather.driver import PciScan, pci_from_udev
+from ascend_audit.facts.driver_scan import PciScan
+from ascend_audit.gather.driver import pci_from_udev
 from ascend_audit.host.live import LiveHost
 from ascend_audit.host.snapshot import RecordingHost, SnapshotHost
 from ascend_audit.policy import parse_policy
