@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import replace
+from typing import TypeVar
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.facts.accessory import (
@@ -19,8 +20,11 @@ from ascend_audit.facts.accessory import (
 )
 from ascend_audit.facts.driver_scan import NPU_SMI
 from ascend_audit.facts.framework_inputs import PROBE
+from ascend_audit.facts.keys import FactKey
 from ascend_audit.facts.network import SERVING_ENV
 from ascend_audit.facts.version_files import VERSION_FILES
+
+T = TypeVar("T")
 
 ASCEND = "/usr/local/Ascend"
 # name, env var, path under it, default path, version keys
@@ -56,7 +60,7 @@ COMPONENTS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _optional(ctx: Context, key):  # type: ignore[no-untyped-def, unused-ignore]
+def _optional(ctx: Context, key: FactKey[T]) -> T | None:
     try:
         return ctx.fact(key)
     except Exception:
