@@ -91,17 +91,17 @@ def accessory_stack(ctx: Context) -> AccessoryStack:
     vf = _optional(ctx, VERSION_FILES)
     tk = vf.toolkit if vf is not None else None
     run = _optional(ctx, NPU_SMI)
-    info = getattr(run, "info", None)
+    info = run.info if run is not None else None
     chips = tuple(info.names) if info is not None else ()
     probe = _optional(ctx, PROBE)
-    pf = getattr(probe, "facts", None)
+    pf = probe.facts if probe is not None else None
     stack = AccessoryStack(
         tuple(comps),
         vf.cann_version if vf is not None else None,
         tk.path if tk is not None else "",
         chips,
     )
-    if pf is None or not pf.ran:
+    if probe is None or pf is None or not pf.ran:
         return stack
     return replace(
         stack,
