@@ -25,6 +25,7 @@ from ascend_audit.host.base import (
     ProcessInfo,
     StatInfo,
 )
+from ascend_audit.host.procscan import ProcessGap
 from ascend_audit.host.tarscan import TarScanError, scan_tar
 from ascend_audit.redact import redact_text
 from ascend_audit.safe_io import NotRegularFile, kind_of, open_in_root, open_regular, read_bytes
@@ -239,6 +240,14 @@ def _check_shape(m: dict[str, Any], origin: str) -> None:
             ProcessInfo.from_dict(p)
         except (KeyError, TypeError, ValueError, AttributeError):
             raise bad(f"processes[{i}]", "is not a process record") from None
+    gaps = m.get("process_gaps")
+    if gaps is not None and not isinstance(gaps, list):
+        raise bad("process_gaps", "is not a list")
+    for i, g in enumerate(gaps or []):
+        try:
+            ProcessGap.from_dict(g)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise bad(f"process_gaps[{i}]", "is not a process gap record") from None
     for sub, devs in mapping("udev").items():
         if devs is not None and not (
             isinstance(devs, list) and all(isinstance(d, dict) for d in devs)
@@ -375,6 +384,9 @@ class SnapshotHost(Host):
     def processes(self) -> list[ProcessInfo]:
         return [ProcessInfo.from_dict(p) for p in self.manifest.get("processes") or []]
 
+    def process_gaps(self) -> list[ProcessGap]:
+        return [ProcessGap.from_dict(g) for g in self.manifest.get("process_gaps") or []]
+
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         return (self.manifest.get("udev") or {}).get(subsystem)
 
@@ -418,6 +430,7 @@ class RecordingHost(Host):
         self._env: dict[str, str] | None = None
         self._identity: dict[str, str] | None = None
         self._processes: list[ProcessInfo] | None = None
+        self._process_gaps: list[ProcessGap] = []
         self.cached: dict[str, Any] = {}
         self.identities: dict[int, ProcessIdentity | None] = {}
 
@@ -497,7 +510,11 @@ class RecordingHost(Host):
     def processes(self) -> list[ProcessInfo]:
         if self._processes is None:
             self._processes = self.inner.processes()
+            self._process_gaps = self.inner.process_gaps()
         return list(self._processes)
+
+    def process_gaps(self) -> list[ProcessGap]:
+        return list(self._process_gaps)
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         res = self.inner.udev(subsystem)
@@ -591,6 +608,7 @@ class RecordingHost(Host):
             # Only what the checks asked for: an environment nobody read is not recorded.
             "env": dict(self._env or {}),
             "processes": [p.to_dict() for p in self._processes or []],
+            "process_gaps": [g.to_dict() for g in self._process_gaps],
             "commands": commands,
             "files": files,
             "dirs": dict(sorted(self.dirs.items())),
@@ -658,23 +676,26 @@ def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = N
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     notes = notes if notes is not None else []
     if os.path.isdir(local):
-        for dirpath, dirnames, filenames in os.walk(local, followlinks=False):
+        # fwalk: every directory is reached through the open one above it and every file is
+        # opened from its directory's fd without following a link, so a swap during the walk
+        # cannot lead the copy out of the input
+        for dirpath, dirnames, filenames, dirfd in os.fwalk(local, follow_symlinks=False):
             out_dir = os.path.join(dest, os.path.relpath(dirpath, local))
             os.makedirs(out_dir, exist_ok=True)
             dirnames.sort()
             for entry in sorted(dirnames + filenames):
-                full = os.path.join(dirpath, entry)
-                st = os.lstat(full)
-                shown = os.path.relpath(full, local)
+                st = os.stat(entry, dir_fd=dirfd, follow_symlinks=False)
+                shown = os.path.relpath(os.path.join(dirpath, entry), local)
                 if stat.S_ISLNK(st.st_mode):
-                    notes.append(f"{shown}: symbolic link to {os.readlink(full)!r} left out")
+                    target = os.readlink(entry, dir_fd=dirfd)
+                    notes.append(f"{shown}: symbolic link to {target!r} left out")
                     if entry in dirnames:
                         dirnames.remove(entry)
                 elif stat.S_ISREG(st.st_mode):
                     try:
-                        _copy_redacted(full, os.path.join(out_dir, entry))
+                        _copy_redacted(entry, os.path.join(out_dir, entry), dir_fd=dirfd)
                     except OSError as exc:
-                        notes.append(f"{shown}: not copied ({exc.strerror})")
+                        notes.append(f"{shown}: not copied ({exc.strerror or exc})")
                 elif not stat.S_ISDIR(st.st_mode):
                     notes.append(f"{shown}: {kind_of(st.st_mode)} left out")
     else:
@@ -682,12 +703,13 @@ def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = N
     return rel
 
 
-def _copy_redacted(src: str, dst: str, block: int = 1 << 20) -> str:
+def _copy_redacted(src: str, dst: str, block: int = 1 << 20, dir_fd: int | None = None) -> str:
     """Copy a user input into a bundle with secrets masked (a bundle is shared in tickets).
 
     Streams in blocks cut at a newline, so memory stays bounded for multi-GB traces and logs;
     bytes that are not UTF-8 pass through unchanged (surrogateescape)."""
-    with open_regular(src) as fin, open(dst, "wb") as fout:
+    fin_opened = open_regular(src, dir_fd=dir_fd, follow=dir_fd is None)
+    with fin_opened as fin, open(dst, "wb") as fout:
         carry = b""
         while True:
             chunk = fin.read(block)
