@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from arrow_oracle import _FallBack, summarize_kernels_arrow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shared_fixtures import DATA, FIXTURES, REPO
@@ -17,6 +16,7 @@ import ascend_audit.facts.profiler.kernels as kernels
 import ascend_audit.facts.profiler.table_scan as table_scan
 from ascend_audit.facts.profiler import KernelSummary, summarize_kernels
 from ascend_audit.facts.profiler.columns import detect_layout, read_header
+from ascend_audit.facts.profiler.kernels_arrow import _FallBack, summarize_kernels_arrow
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from gen_kernel_details import generate
@@ -87,6 +87,9 @@ def test_generated_tables_of_both_layouts(layout, tmp_path, monkeypatch):
     _same_as_arrow(fast, path)
     monkeypatch.setattr(table_scan, "BUFFER_BYTES", 3000)
     assert summarize_kernels(path) == fast  # chunk seams do not move a digit
+    monkeypatch.setattr(kernels, "ARROW_ABOVE_BYTES", 0)  # as a large file is read
+    big = summarize_kernels(path)
+    assert big.to_dict() == fast.to_dict()
 
 
 def test_a_truncated_last_line_is_read_by_the_csv_module_alone(tmp_path, monkeypatch):
