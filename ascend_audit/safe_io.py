@@ -196,6 +196,16 @@ def stat_in_root(root: str, path: str) -> os.stat_result:
         os.close(fd)
 
 
+def lstat_in_root(root: str, path: str) -> os.stat_result:
+    """lstat of a node path: its parent resolved inside root, the last component not followed."""
+    parent, name = os.path.split("/" + path.strip("/"))
+    fd = open_in_root(root, parent, _O_PATH | os.O_DIRECTORY)
+    try:
+        return os.stat(name or ".", dir_fd=fd, follow_symlinks=False)
+    finally:
+        os.close(fd)
+
+
 def listdir_in_root(root: str, path: str) -> list[str]:
     """Entries of a node directory resolved inside root."""
     fd = open_in_root(root, path, os.O_RDONLY | os.O_DIRECTORY)

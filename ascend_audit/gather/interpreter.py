@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ascend_audit.host.base import Host, ProcessIdentity, ProcessInfo
+from ascend_audit.host.trust import verify_program
 
 PYTHON_NAME = re.compile(r"^python[\d.]*$")
 
@@ -26,26 +27,10 @@ class Interpreter:
     refused: str = ""
 
 
-def _chain(path: str) -> list[str]:
-    """The path and each of its parent directories, root first."""
-    parts = [p for p in posixpath.normpath(path).split("/") if p]
-    return ["/"] + ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
 def replaceable_by_others(host: Host, path: str, owner_uid: int) -> str | None:
-    """Why someone other than root and `owner_uid` could replace `path`, or None."""
-    for entry in _chain(path):
-        st = host.stat(entry)
-        if st is None:
-            return f"{entry} cannot be inspected"
-        sticky_dir = st.kind == "dir" and st.mode & 0o1000
-        if st.uid not in (0, owner_uid):
-            return f"{entry} is owned by uid {st.uid} ({st.owner})"
-        if st.mode & 0o002 and not sticky_dir:
-            return f"{entry} is writable by every user (mode {st.mode_octal})"
-        if st.mode & 0o020 and st.gid != 0 and not sticky_dir:
-            return f"{entry} is writable by group {st.group or st.gid} (mode {st.mode_octal})"
-    return None
+    """Why someone other than root and `owner_uid` could replace `path` (a node path, every
+    link followed), or None: host/trust.py's verification, asked of the host."""
+    return verify_program(path, (0, owner_uid), host.lstat, host.readlink).why or None
 
 
 def serving_interpreter(host: Host, proc: ProcessInfo) -> Interpreter:
@@ -67,13 +52,13 @@ def serving_interpreter(host: Host, proc: ProcessInfo) -> Interpreter:
     argv0 = proc.cmdline[0] if proc.cmdline else ""
     if argv0.startswith("/") and argv0 != exe and host.realpath(argv0) == host.realpath(exe):
         python = argv0  # a venv's bin/python: same file, and its pyvenv.cfg keeps the packages
-    for path in dict.fromkeys((python, host.realpath(python), exe)):
+    for path in dict.fromkeys((python, exe)):  # each walk follows and verifies every link
         why = replaceable_by_others(host, path, ident.uid)
         if why:
             return Interpreter(
                 None,
                 ident,
-                f"the interpreter of process {pid} ({python}) is not probed: {why}, so root "
-                "would run a program another user controls",
+                f"the interpreter of process {pid} ({python}) is not probed: {why} (root runs "
+                "only a program no other user can replace)",
             )
     return Interpreter(python, ident)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ class CommandResult:
     """What running one command gave: never an exception, always a fact."""
 
     argv: tuple[str, ...]
-    status: str  # ok | nonzero | missing | timeout | error | signal
+    status: str  # ok | nonzero | missing | refused | timeout | error | signal
     rc: int | None = None
     stdout: str = ""
     stderr: str = ""
@@ -42,6 +42,8 @@ class CommandResult:
             return f"`{self.command}` exited 0 in {self.duration_ms:.0f} ms"
         if self.status == "missing":
             return f"`{self.argv[0]}` not found on PATH"
+        if self.status == "refused":  # error: "refused PATH: the entry another user controls"
+            return f"`{self.command}` was not run: {self.error}"
         if self.status == "timeout":
             return f"`{self.command}` did not finish within its timeout ({self.error})"
         if self.status == "signal":
@@ -234,7 +236,7 @@ class Host:
         return self.run_many([argv], timeout)[0]
 
     def run_many(
-        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+        self, argvs: Sequence[Sequence[str]], timeout: float | None = None
     ) -> list[CommandResult]:
         """Run several commands concurrently (bounded pool), each with its own timeout."""
         raise NotImplementedError
@@ -252,6 +254,10 @@ class Host:
         raise NotImplementedError
 
     def stat(self, path: str) -> StatInfo | None:
+        raise NotImplementedError
+
+    def lstat(self, path: str) -> StatInfo | None:
+        """Like stat, but of a link itself (kind "link") rather than what it points at."""
         raise NotImplementedError
 
     def exists(self, path: str) -> bool:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import shutil
 import signal
-import stat as stat_mod
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,9 +25,18 @@ from ascend_audit.host.base import (
     StatInfo,
     parse_proc_status,
 )
+from ascend_audit.host.trust import (
+    auditing_uids,
+    find_on_path,
+    local_lstat,
+    search_dirs,
+    stat_info,
+    verify_program,
+)
 from ascend_audit.redact import allowed_env, redact_argv, redact_env
 from ascend_audit.safe_io import (
     listdir_in_root,
+    lstat_in_root,
     read_bytes,
     readlink_in_root,
     stat_in_root,
@@ -95,37 +103,6 @@ def parse_environ(data: bytes) -> dict[str, str]:
     return out
 
 
-def _owner(uid: int) -> str:
-    try:
-        import pwd
-
-        return pwd.getpwuid(uid).pw_name
-    except (KeyError, ImportError):
-        return str(uid)
-
-
-def _group(gid: int) -> str:
-    try:
-        import grp
-
-        return grp.getgrgid(gid).gr_name
-    except (KeyError, ImportError):
-        return str(gid)
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat_mod.S_ISREG, "file"),
-        (stat_mod.S_ISDIR, "dir"),
-        (stat_mod.S_ISCHR, "char"),
-        (stat_mod.S_ISBLK, "block"),
-        (stat_mod.S_ISLNK, "link"),
-    ):
-        if test(mode):
-            return name
-    return "other"
-
-
 def _drain(stream: Any, sink: bytearray, cap: int, overflow: threading.Event) -> None:
     """Read a pipe to EOF, keeping at most `cap` bytes; flag an overflow so the caller can stop."""
     try:
@@ -155,6 +132,23 @@ def kill_running_children() -> None:
             os.killpg(pgid, signal.SIGKILL)
 
 
+def resolve_program(argv0: str, path_env: str, trusted: frozenset[int]) -> tuple[str, str, str]:
+    """(status, the path to exec, why not): "ok" with the verified real file, "missing", or
+    "refused" naming the entry another user could replace (see host/trust.py)."""
+    if "/" not in argv0:
+        found = find_on_path(argv0, path_env)
+        if found is None:
+            return "missing", "", "not found on PATH"
+    elif local_lstat(argv0) is None:
+        return "missing", "", f"{argv0}: no such file"
+    else:
+        found = argv0
+    verdict = verify_program(found, trusted)
+    if not verdict.ok:
+        return "refused", "", verdict.refused
+    return "ok", verdict.real, ""
+
+
 def execute(
     argv: list[str] | tuple[str, ...],
     timeout: float,
@@ -162,10 +156,18 @@ def execute(
     cap: int = OUTPUT_CAP,
     identity: ProcessIdentity | None = None,
 ) -> CommandResult:
-    """Run a resolved command without a shell: bounded time and output, whole process group;
-    with `identity`, as that user (uid, gid, supplementary groups set before exec) in `/`."""
+    """Run a command without a shell: bounded time and output, whole process group; argv[0]
+    is found on env's PATH and verified first (a program another user could replace is
+    "refused", never run); with `identity`, as that user (uid, gid, groups set before exec)."""
     argv_t = tuple(argv)
     shown = tuple(redact_argv(argv_t))
+    child_env = dict(os.environ if env is None else env)
+    path_env = child_env.get("PATH", os.defpath)
+    child_env["PATH"] = os.pathsep.join(search_dirs(path_env))
+    trusted = auditing_uids() | ({identity.uid} if identity is not None else set())
+    status, real, why = resolve_program(argv_t[0] if argv_t else "", path_env, trusted)
+    if status != "ok":
+        return CommandResult(shown, status, error=why)
     start = time.monotonic()
     creds: dict[str, Any] = {}
     if identity is not None:
@@ -178,11 +180,12 @@ def execute(
     try:
         proc = subprocess.Popen(
             list(argv_t),
+            executable=real,  # the verified file itself: no second PATH search, no link swap
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, so a forked child dies with it
-            env=env,
+            env=child_env,
             close_fds=True,
             **creds,
         )
@@ -247,8 +250,9 @@ def _wait(
         for t in readers:
             t.join(timeout=1.0)
     for pipe in (proc.stdout, proc.stderr):
-        with contextlib.suppress(OSError):
-            pipe.close()
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
     rc = proc.returncode
     if not status:
         if rc is not None and rc < 0:
@@ -347,39 +351,24 @@ class LiveHost(Host):
             st = stat_in_root(self.sysroot, path)
         except OSError:
             return None
-        return StatInfo(
-            st.st_mode,
-            st.st_uid,
-            st.st_gid,
-            _owner(st.st_uid),
-            _group(st.st_gid),
-            _kind(st.st_mode),
-            st.st_size,
-        )
+        return stat_info(st)
+
+    def lstat(self, path: str) -> StatInfo | None:
+        try:
+            return stat_info(lstat_in_root(self.sysroot, path))
+        except OSError:
+            return None
 
     # commands ----------------------------------------------------------------------------
     def which(self, command: str) -> str | None:
-        return shutil.which(command, path=self._environ.get("PATH", os.defpath))
+        """Where PATH finds `command` (absolute entries only); running it verifies it."""
+        return find_on_path(command, self._environ.get("PATH", os.defpath))
 
     def _run_one(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
-        exe = self.which(argv[0]) if "/" not in argv[0] else argv[0]
-        if exe is None:
-            return CommandResult(tuple(redact_argv(argv)), "missing", error="not found on PATH")
-        result = execute((exe, *argv[1:]), timeout, env=self._environ)
-        # Evidence names the command as it was asked for, not the resolved path.
-        return CommandResult(
-            tuple(redact_argv(argv)),
-            result.status,
-            result.rc,
-            result.stdout,
-            result.stderr,
-            result.duration_ms,
-            result.truncated,
-            result.error,
-        )
+        return execute(argv, timeout, env=self._environ)
 
     def run_many(
-        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+        self, argvs: Sequence[Sequence[str]], timeout: float | None = None
     ) -> list[CommandResult]:
         """Run commands concurrently; the whole batch shares one deadline of `timeout`, so 128
         hung per-NPU queries take one timeout, not 128 / workers of them."""

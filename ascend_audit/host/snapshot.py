@@ -12,7 +12,7 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ascend_audit import __version__
@@ -222,12 +222,13 @@ def _check_shape(m: dict[str, Any], origin: str) -> None:
         for k, v in mapping(key).items():
             if not _is_str_or_none(v) or (key in ("realpaths", "env", "identity") and v is None):
                 raise bad(f"{key}[{k!r}]", "is not a string")
-    for path, st in mapping("stats").items():
-        try:
-            if st is not None:
-                StatInfo.from_dict(st)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise bad(f"stats[{path!r}]", "is not a stat record") from None
+    for key in ("stats", "lstats"):
+        for path, st in mapping(key).items():
+            try:
+                if st is not None:
+                    StatInfo.from_dict(st)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise bad(f"{key}[{path!r}]", "is not a stat record") from None
     procs = m.get("processes")
     if procs is not None and not isinstance(procs, list):
         raise bad("processes", "is not a list")
@@ -308,7 +309,7 @@ class SnapshotHost(Host):
         return data[:MEMBER_CAP].decode("utf-8", errors="replace")
 
     def run_many(
-        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+        self, argvs: Sequence[Sequence[str]], timeout: float | None = None
     ) -> list[CommandResult]:
         out = []
         for argv in argvs:
@@ -352,6 +353,16 @@ class SnapshotHost(Host):
     def stat(self, path: str) -> StatInfo | None:
         rec = (self.manifest.get("stats") or {}).get(path)
         return StatInfo.from_dict(rec) if rec else None
+
+    def lstat(self, path: str) -> StatInfo | None:
+        if "lstats" in self.manifest:
+            rec = (self.manifest.get("lstats") or {}).get(path)
+            return StatInfo.from_dict(rec) if rec else None
+        # A bundle older than lstat records: a recorded link stands as root's (it replays the
+        # probe's recorded answer; nothing is run), anything else as its stat.
+        if self.readlink(path) is not None:
+            return StatInfo(0o120777, 0, 0, "root", "root", "link")
+        return self.stat(path)
 
     def env(self) -> dict[str, str]:
         return dict(self.manifest.get("env") or {})
@@ -398,6 +409,7 @@ class RecordingHost(Host):
         self.links: dict[str, str | None] = {}
         self.realpaths: dict[str, str] = {}
         self.stats: dict[str, StatInfo | None] = {}
+        self.lstats: dict[str, StatInfo | None] = {}
         self.whiches: dict[str, str | None] = {}
         self.udevs: dict[str, list[dict[str, Any]] | None] = {}
         self.inputs: dict[str, str | None] = {}
@@ -408,7 +420,7 @@ class RecordingHost(Host):
         self.identities: dict[int, ProcessIdentity | None] = {}
 
     def run_many(
-        self, argvs: list[list[str]] | list[tuple[str, ...]], timeout: float | None = None
+        self, argvs: Sequence[Sequence[str]], timeout: float | None = None
     ) -> list[CommandResult]:
         results = self.inner.run_many(argvs, timeout)
         with self._lock:
@@ -462,6 +474,12 @@ class RecordingHost(Host):
         res = self.inner.stat(path)
         with self._lock:
             self.stats[path] = res
+        return res
+
+    def lstat(self, path: str) -> StatInfo | None:
+        res = self.inner.lstat(path)
+        with self._lock:
+            self.lstats[path] = res
         return res
 
     def env(self) -> dict[str, str]:
@@ -577,6 +595,7 @@ class RecordingHost(Host):
             "links": dict(sorted(self.links.items())),
             "realpaths": dict(sorted(self.realpaths.items())),
             "stats": {k: (v.to_dict() if v else None) for k, v in sorted(self.stats.items())},
+            "lstats": {k: (v.to_dict() if v else None) for k, v in sorted(self.lstats.items())},
             "which": dict(sorted(self.whiches.items())),
             "udev": _redact_tree(self.udevs),
             "inputs": inputs,

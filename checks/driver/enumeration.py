@@ -11,7 +11,7 @@ from ascend_audit.facts.npu_smi import NpuSmiInfo
 from ascend_audit.model import Evidence, Outcome, fail, passed, warn
 from ascend_audit.registry import check
 
-from .npu_absent import NO_NPU, no_npu_at_all
+from .npu_absent import NO_NPU, REFUSED_REMEDIATION, no_npu_at_all
 
 
 def _absent_everywhere(ctx: Context) -> Outcome | None:
@@ -65,6 +65,12 @@ def npu_enumeration(ctx: Context) -> Outcome:
     res = run.result
     if res.status == "timeout":
         return fail(f"npu-smi hung: {res.describe()}", [res.evidence()])
+    if res.status == "refused":  # another user could replace it: root does not run it
+        return fail(
+            f"npu-smi was not run: {res.error}",
+            [res.evidence()],
+            remediation=REFUSED_REMEDIATION.format(tool="npu-smi"),
+        )
     dcmi = dcmi_failure(run)
     if dcmi:
         return dcmi

@@ -7,6 +7,8 @@ from ascend_audit.facts.network import NETWORK, NetworkScan
 from ascend_audit.model import Outcome, fail, passed, skip, warn, worst
 from ascend_audit.registry import check
 
+from .npu_absent import REFUSED_REMEDIATION
+
 HEALTH_MEANING = {
     1: "failed to create the probe socket",
     2: "no reply to probe packets",
@@ -31,6 +33,15 @@ def _scan_or_skip(ctx: Context) -> tuple[NetworkScan, Outcome | None]:
         )
     if not net.devices:
         return net, skip("no NPU device ids known (npu-smi and /dev/davinci* gave none)")
+    refused = next((r for r in net.results.values() if r.status == "refused"), None)
+    if refused is not None:  # another user could replace it: root does not run it
+        out = _bad(
+            ctx,
+            f"hccn_tool was not run: {refused.error}; RoCE links cannot be checked",
+            REFUSED_REMEDIATION.format(tool="hccn_tool"),
+        )
+        out.evidence = [refused.evidence()]
+        return net, out
     return net, None
 
 

@@ -10,6 +10,13 @@ NO_NPU = (
     "no Ascend PCI function (vendor 0x19e5)"
 )
 
+REFUSED_REMEDIATION = (
+    "The auditor runs only a program no other user can replace. Remove the planted {tool} "
+    "from PATH, or make the file, every link to it and every directory on its path owned by "
+    "root and writable only by root, then audit again (`namei -l $(command -v {tool})` shows "
+    "each entry's owner and mode)."
+)
+
 
 def no_npu_at_all(ctx: Context) -> bool:
     """True when npu-smi, PCI and /dev agree there is no NPU: the node is not an NPU node."""

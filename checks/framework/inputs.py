@@ -30,6 +30,8 @@ def probe_problem(run: ProbeRun) -> str | None:
         )
     if res.status == "missing":
         return f"{run.python} cannot be executed (no such file)"
+    if res.status == "refused":  # another user could replace it: root does not run it
+        return f"{run.python} was not run: {res.error}"
     if res.status in ("error", "signal"):
         return f"the probe of {run.python} could not run: {res.describe()}"
     if res.rc in (126, 127) and not (facts and facts.ran):

@@ -182,6 +182,7 @@ def test_interpreter_owned_by_root_or_the_service_is_accepted(tmp_path):
     bindir = root / "opt" / "py" / "bin"
     bindir.mkdir(parents=True)
     (bindir / "python3.11").write_text("")
+    (bindir / "python3.11").chmod(0o755)
     os.chown(bindir / "python3.11", 1000, 1000)
     proc = _fake_proc(root, "/opt/py/bin/python3.11")
     found = serving_interpreter(LiveHost(str(root)), proc)

@@ -1,0 +1,215 @@
+"""Whether the auditor may run a program: the one verification every launch passes.
+
+A program is trusted when the file, every symbolic link on the way to it and every directory
+those sit in are out of reach of users other than the trusted ones (root and the auditing
+user; for the framework probe, the serving user it runs as): owned by a trusted uid, not
+writable by others (a sticky directory, such as /tmp, lets others add entries but not replace
+a trusted one), and the file is a regular executable. PATH entries that are empty or relative
+(``""``, ``.``, ``bin``) name the current directory and are never searched.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat as stat_mod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ascend_audit.host.base import StatInfo
+
+MAX_LINKS = 40
+
+Lstat = Callable[[str], "StatInfo | None"]
+Readlink = Callable[[str], "str | None"]
+
+
+def owner_name(uid: int) -> str:
+    """The auditing machine's name for a uid (the uid itself when it has none)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (KeyError, ImportError):
+        return str(uid)
+
+
+def group_name(gid: int) -> str:
+    """The auditing machine's name for a gid (the gid itself when it has none)."""
+    try:
+        import grp
+
+        return grp.getgrgid(gid).gr_name
+    except (KeyError, ImportError):
+        return str(gid)
+
+
+def kind_name(mode: int) -> str:
+    """StatInfo.kind of a mode: file, dir, char, block, link or other."""
+    for test, name in (
+        (stat_mod.S_ISREG, "file"),
+        (stat_mod.S_ISDIR, "dir"),
+        (stat_mod.S_ISCHR, "char"),
+        (stat_mod.S_ISBLK, "block"),
+        (stat_mod.S_ISLNK, "link"),
+    ):
+        if test(mode):
+            return name
+    return "other"
+
+
+def stat_info(st: os.stat_result) -> StatInfo:
+    """A StatInfo of an os.stat_result, owner and group named."""
+    return StatInfo(
+        st.st_mode,
+        st.st_uid,
+        st.st_gid,
+        owner_name(st.st_uid),
+        group_name(st.st_gid),
+        kind_name(st.st_mode),
+        st.st_size,
+    )
+
+
+def local_lstat(path: str) -> StatInfo | None:
+    """lstat of a path of the auditing machine (a link is not followed), None when absent."""
+    try:
+        return stat_info(os.lstat(path))
+    except (OSError, ValueError):
+        return None
+
+
+def local_readlink(path: str) -> str | None:
+    try:
+        return os.readlink(path)
+    except (OSError, ValueError):
+        return None
+
+
+_WHAT = {"dir": "the directory", "link": "the link", "file": "the file"}
+
+
+def _uid_words(st: StatInfo) -> str:
+    name = st.owner if st.owner and st.owner != str(st.uid) else ""
+    return f"uid {st.uid} ({name})" if name else f"uid {st.uid}"
+
+
+def unsafe(path: str, st: StatInfo, trusted: Iterable[int]) -> str | None:
+    """Why another user could replace `path` (one entry, not its parents), or None."""
+    what = _WHAT.get(st.kind, f"the {st.kind}")
+    if st.uid not in set(trusted):
+        if st.kind == "dir":
+            return f"{what} {path} is writable by {_uid_words(st)}, its owner"
+        return f"{what} {path} is owned by {_uid_words(st)}"
+    if st.kind == "link":
+        return None  # a link's mode means nothing; who may replace it is its directory's say
+    sticky = st.kind == "dir" and st.mode & stat_mod.S_ISVTX
+    if st.mode & 0o002 and not sticky:
+        return f"{what} {path} is writable by every user (mode {st.mode_octal})"
+    if st.mode & 0o020 and st.gid != 0 and not sticky:
+        return f"{what} {path} is writable by group {st.group or st.gid} (mode {st.mode_octal})"
+    return None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A program checked: the real file it reaches, or why it must not run."""
+
+    path: str  # the program as it was found
+    real: str = ""  # the regular file reached with every link followed ("" when refused)
+    why: str = ""  # which entry another user could replace ("" when the program may run)
+
+    @property
+    def ok(self) -> bool:
+        return not self.why
+
+    @property
+    def refused(self) -> str:
+        """ "refused PATH: why", or "" when the program may run."""
+        return f"refused {self.path}: {self.why}" if self.why else ""
+
+
+def verify_program(
+    path: str,
+    trusted: Iterable[int],
+    lstat: Lstat = local_lstat,
+    readlink: Readlink = local_readlink,
+) -> Verdict:
+    """Walk `path` component by component, following each link, and verify every directory,
+    link and the final file; `lstat`/`readlink` answer for the machine (local by default, a
+    Host's for a node path)."""
+    trusted = frozenset(trusted)
+
+    def refuse(why: str) -> Verdict:
+        return Verdict(path, "", why)
+
+    if not path.startswith("/"):
+        return refuse("not an absolute path (it would depend on the working directory)")
+    root = lstat("/")
+    if root is None:
+        return refuse("/ cannot be inspected")
+    why = unsafe("/", root, trusted)
+    if why:
+        return refuse(why)
+    pending = [p for p in path.split("/") if p]
+    real: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part == ".":
+            continue
+        if part == "..":
+            if real:
+                real.pop()
+            continue
+        here = "/" + "/".join([*real, part])
+        st = lstat(here)
+        if st is None:
+            return refuse(f"{here} does not exist or cannot be inspected")
+        why = unsafe(here, st, trusted)
+        if why:
+            return refuse(why)
+        if st.kind == "link":
+            hops += 1
+            target = readlink(here)
+            if hops > MAX_LINKS or target is None:
+                return refuse(f"the link {here} cannot be followed")
+            if target.startswith("/"):
+                real = []
+            pending = [p for p in target.split("/") if p] + pending
+            continue
+        if pending and st.kind != "dir":
+            return refuse(f"{here} is not a directory")
+        real.append(part)
+    final = "/" + "/".join(real)
+    last = lstat(final)
+    if last is None:
+        return refuse(f"{final} cannot be inspected")
+    if last.kind != "file":
+        return refuse(f"{final} is not a regular file (it is a {last.kind})")
+    if not last.mode & 0o111:
+        return refuse(f"{final} is not executable (mode {last.mode_octal})")
+    return Verdict(path, final)
+
+
+def search_dirs(path_env: str) -> list[str]:
+    """The PATH entries searched: absolute ones only (``""``, ``.`` and relative entries name
+    the working directory, a classic trap for root)."""
+    return [d for d in path_env.split(os.pathsep) if d.startswith("/")]
+
+
+def find_on_path(command: str, path_env: str) -> str | None:
+    """The first PATH entry's `command` that is an executable non-directory, as a shell finds
+    it (not yet verified), or None."""
+    if not command or "/" in command:
+        return None
+    for d in search_dirs(path_env):
+        candidate = posixpath.join(d, command)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def auditing_uids() -> frozenset[int]:
+    """Whom a program the auditor runs as itself may be owned by: root and the auditing euid."""
+    return frozenset((0, os.geteuid()))
