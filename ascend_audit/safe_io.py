@@ -13,7 +13,7 @@ import errno
 import fcntl
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 MAX_HOPS = 40
@@ -149,17 +149,49 @@ def _walk_open(rootfd: int, rel: str, flags: int, links: bool = True) -> int:
             os.close(fd)
 
 
+def _reopen(pfd: int, flags: int, shown: str, again: Callable[[], int]) -> int:
+    """Open what the O_PATH fd `pfd` names, once fstat shows a regular file or a directory:
+    nothing else is ever opened (opening a FIFO releases its writer, opening a device runs its
+    driver: a watchdog arms, a tape rewinds). Through /proc/self/fd the very inode is opened;
+    without /proc, `again()` opens the path anew and must reach the same inode."""
+    st = os.fstat(pfd)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise NotRegularFile(errno.EINVAL, f"not a regular file ({kind_of(st.st_mode)})", shown)
+    try:
+        return os.open(f"/proc/self/fd/{pfd}", flags)
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self/fd"):
+            raise
+    fd = again()
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise OSError(errno.EAGAIN, "the file was replaced while it was opened", shown)
+    return fd
+
+
 def open_in_root(root: str, path: str, flags: int = os.O_RDONLY, links: bool = True) -> int:
     """An fd of node path `path` resolved inside `root` (no link leads out), opened O_NONBLOCK;
-    links=False refuses any symlink on the way (bundles hold no links)."""
+    links=False refuses any symlink on the way (bundles hold no links). Only a regular file or
+    a directory is ever opened for reading: anything else raises NotRegularFile unopened."""
     # openat2 refuses O_PATH with other flags than O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC
     flags |= os.O_CLOEXEC if flags & _O_PATH else os.O_NONBLOCK | os.O_CLOEXEC
     rel = path.lstrip("/") or "."
     rootfd = os.open(root or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
+
+    def resolve(how: int) -> int:
         if _has_openat2():
-            return _openat2(rootfd, rel, flags, links)
-        return _walk_open(rootfd, rel, flags, links)
+            return _openat2(rootfd, rel, how, links)
+        return _walk_open(rootfd, rel, how, links)
+
+    try:
+        if flags & (_O_PATH | os.O_DIRECTORY):  # neither opens a FIFO or a device
+            return resolve(flags)
+        pfd = resolve(_O_PATH | os.O_CLOEXEC)
+        try:
+            return _reopen(pfd, flags, path, lambda: resolve(flags))
+        finally:
+            os.close(pfd)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket (or a FIFO opened for writing) cannot be opened
             raise NotRegularFile(errno.EINVAL, "not a regular file (a socket)", path) from None
@@ -220,8 +252,13 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb", **kwargs: Any) 
     directory raises NotRegularFile naming the path. Use instead of open() for every input."""
     if any(c in mode for c in "wax+"):
         raise ValueError("open_regular only reads")
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        pfd = os.open(path, _O_PATH | os.O_CLOEXEC)  # judged before anything is opened
+        try:
+            fd = _reopen(pfd, flags, os.fspath(path), lambda: os.open(path, flags))
+        finally:
+            os.close(pfd)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise NotRegularFile(errno.EINVAL, "not a regular file (a socket)", path) from None

@@ -30,7 +30,7 @@ class Interpreter:
 def replaceable_by_others(host: Host, path: str, owner_uid: int) -> str | None:
     """Why someone other than root and `owner_uid` could replace `path` (a node path, every
     link followed), or None: host/trust.py's verification, asked of the host."""
-    return verify_program(path, (0, owner_uid), host.lstat, host.readlink).why or None
+    return verify_program(path, (0, owner_uid), host.lstat, host.readlink, acl=None).why or None
 
 
 def serving_interpreter(host: Host, proc: ProcessInfo) -> Interpreter:

@@ -27,7 +27,7 @@ from ascend_audit.host.base import (
 )
 from ascend_audit.host.tarscan import TarScanError, scan_tar
 from ascend_audit.redact import redact_text
-from ascend_audit.safe_io import kind_of, open_in_root, open_regular, read_bytes
+from ascend_audit.safe_io import NotRegularFile, kind_of, open_in_root, open_regular, read_bytes
 from ascend_audit.safe_write import publish_dir, staging_dir, write_stream
 
 FORMAT = "ascend-audit-snapshot"
@@ -153,6 +153,8 @@ def _member_problem(root: str, rel: str, dir_ok: bool) -> str | None:
     reached without any symlink, or None."""
     try:
         fd = open_in_root(root, rel, links=False)
+    except NotRegularFile:
+        return "the bundle does not hold as a plain file"
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "the bundle does not hold as a plain file: a symbolic link is on its path"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat as stat_mod
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ MAX_LINKS = 40
 
 Lstat = Callable[[str], "StatInfo | None"]
 Readlink = Callable[[str], "str | None"]
+AclCheck = Callable[[str, StatInfo, "frozenset[int]"], "str | None"]
+_ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10
 
 
 def owner_name(uid: int) -> str:
@@ -89,6 +92,30 @@ def local_readlink(path: str) -> str | None:
 _WHAT = {"dir": "the directory", "link": "the link", "file": "the file"}
 
 
+def local_acl(path: str, st: StatInfo, trusted: frozenset[int]) -> str | None:
+    """Why a POSIX access ACL lets another user or group write `path` (the mode's group bits
+    show only the ACL's mask, so a root-group 0775 entry may still be writable by uid 1000)."""
+    if st.kind not in ("dir", "file") or (st.kind == "dir" and st.mode & stat_mod.S_ISVTX):
+        return None
+    try:
+        raw = os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
+    except (OSError, AttributeError):
+        return None  # no ACL (or no xattr support): the mode says it all
+    what = _WHAT.get(st.kind, f"the {st.kind}")
+    if len(raw) < 4 or (len(raw) - 4) % 8:
+        return f"{what} {path} has an ACL that cannot be read"
+    entries = [struct.unpack_from("<HHI", raw, 4 + 8 * i) for i in range((len(raw) - 4) // 8)]
+    mask = next((perm for tag, perm, _ in entries if tag == _ACL_MASK), 7)
+    for tag, perm, ident in entries:
+        if not perm & mask & 2:
+            continue
+        if tag == _ACL_USER and ident not in trusted:
+            return f"{what} {path} is writable by uid {ident} through an ACL"
+        if tag == _ACL_GROUP and ident != 0:
+            return f"{what} {path} is writable by group {group_name(ident)} through an ACL"
+    return None
+
+
 def _uid_words(st: StatInfo) -> str:
     name = st.owner if st.owner and st.owner != str(st.uid) else ""
     return f"uid {st.uid} ({name})" if name else f"uid {st.uid}"
@@ -134,10 +161,11 @@ def verify_program(
     trusted: Iterable[int],
     lstat: Lstat = local_lstat,
     readlink: Readlink = local_readlink,
+    acl: AclCheck | None = local_acl,
 ) -> Verdict:
     """Walk `path` component by component, following each link, and verify every directory,
-    link and the final file; `lstat`/`readlink` answer for the machine (local by default, a
-    Host's for a node path)."""
+    link and the final file; `lstat`/`readlink`/`acl` answer for the machine (local by
+    default; a Host's for a node path, where ACLs are not recorded)."""
     trusted = frozenset(trusted)
 
     def refuse(why: str) -> Verdict:
@@ -148,7 +176,7 @@ def verify_program(
     root = lstat("/")
     if root is None:
         return refuse("/ cannot be inspected")
-    why = unsafe("/", root, trusted)
+    why = unsafe("/", root, trusted) or (acl("/", root, trusted) if acl else None)
     if why:
         return refuse(why)
     pending = [p for p in path.split("/") if p]
@@ -166,7 +194,7 @@ def verify_program(
         st = lstat(here)
         if st is None:
             return refuse(f"{here} does not exist or cannot be inspected")
-        why = unsafe(here, st, trusted)
+        why = unsafe(here, st, trusted) or (acl(here, st, trusted) if acl else None)
         if why:
             return refuse(why)
         if st.kind == "link":

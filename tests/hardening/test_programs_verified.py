@@ -261,3 +261,51 @@ def test_a_refused_hccn_tool_names_the_reason_once(tmp_path):
     assert r.evidence and r.evidence[0].values["status"] == "refused"
     # said once, not once per device and subcommand
     assert r.summary.count("was not run") == 1 and len(NPU_BDFS) > 1
+
+
+def test_a_python_given_with_dash_dash_python_is_verified_too(tmp_path):
+    from ascend_audit.context import Context, Inputs
+    from ascend_audit.gather.framework import probe
+    from ascend_audit.policy import load_policy
+
+    prog, marker = _planted(tmp_path / "venv" / "bin", "python3")
+    prog.parent.chmod(0o777)
+    ctx = Context(_host("/usr/bin", "/bin"), load_policy(None), Inputs(python=str(prog)))
+    run = probe(ctx)
+    assert not marker.exists(), "the planted --python was executed"
+    assert run.result is not None and run.result.status == "refused"
+    assert f"the directory {prog.parent} is writable by every user" in run.result.error
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX access ACL as the kernel stores it (version 2, then tag/perm/id entries)."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in entries)
+
+
+def test_a_directory_an_acl_lets_another_user_write_is_refused(tmp_path):
+    if not AS_ROOT:
+        pytest.skip("a root-group directory (whose mode alone looks safe) needs root")
+    prog, marker = _planted(tmp_path / "acl")
+    os.chown(prog.parent, 0, 0)
+    undefined = 0xFFFFFFFF
+    try:  # user::rwx user:65534:rwx group::r-x mask::rwx other::r-x -> mode 0775, group root
+        os.setxattr(
+            prog.parent,
+            "system.posix_acl_access",
+            _acl(
+                (1, 7, undefined),
+                (2, 7, NOBODY),
+                (4, 5, undefined),
+                (16, 7, undefined),
+                (32, 5, undefined),
+            ),
+        )
+    except OSError as exc:
+        pytest.skip(f"this filesystem keeps no POSIX ACLs ({exc.strerror})")
+    assert prog.parent.stat().st_mode & 0o777 == 0o775
+    res = _host(prog.parent).run(["npu-smi", "info"])
+    assert not marker.exists(), "a program in a directory uid 65534 may write was executed"
+    assert res.status == "refused"
+    assert f"the directory {prog.parent} is writable by uid {NOBODY} through an ACL" in res.error
