@@ -16,6 +16,7 @@ __all__ = [
     "CompatAnswer",
     "CompatRow",
     "base_version",
+    "cell_matches",
     "check_cann_hdk",
     "check_mindie",
     "check_torch_npu_cann",
@@ -164,8 +165,9 @@ def _local(version: str | None) -> str:
     return version.split("+", 1)[1].lower() if isinstance(version, str) and "+" in version else ""
 
 
-def _matches(pattern: str, version: str) -> bool:
-    """Whether a version matches a table cell: exact, `25.0.X` wildcard, or one of `a/b;c`."""
+def cell_matches(pattern: str, version: str) -> bool:
+    """Whether a version matches a table cell: exact, `25.0.X` wildcard, or one of `a/b;c`
+    (a `>=` minimum matches nothing here)."""
     for alt in re.split(r"[/;]", pattern):
         alt = alt.strip()
         if not alt or alt.startswith(">="):
@@ -293,7 +295,7 @@ def check_torch_npu_cann(torch_npu: str | None, cann: str | None) -> CompatAnswe
     shipped = [r for r in rel if version_tokens(r.get("torch_npu")) == want]
     for r in exact + shipped:
         col = "cann" if r.table == "torch_npu" else "stable_cann"
-        if _matches(r.get(col), cann):
+        if cell_matches(r.get(col), cann):
             return _answer(
                 q, "ok", f"documented pairing ({r.table} table)", "torch_npu", [r], problems
             )
@@ -431,7 +433,7 @@ def check_vllm_ascend(
         if comp == "torch":
             if any(base_version(a) == base_version(have) for a in allowed):
                 continue
-        elif any(_matches(a, have) for a in allowed):
+        elif any(cell_matches(a, have) for a in allowed):
             continue
         if any(
             _same_line(a, have) if comp == "cann" else base_version(a) == base_version(have)
@@ -498,11 +500,11 @@ def check_mindie(
         )
     bad: list[str] = []
     near: list[str] = []
-    if cann and row.get("cann").lower() not in _NA and not _matches(row.get("cann"), cann):
+    if cann and row.get("cann").lower() not in _NA and not cell_matches(row.get("cann"), cann):
         (near if _same_line(row.get("cann"), cann) else bad).append(
             f"CANN {cann} (table: {row.get('cann')})"
         )
-    if hdk and row.get("hdk").lower() not in _NA and not _matches(row.get("hdk"), hdk):
+    if hdk and row.get("hdk").lower() not in _NA and not cell_matches(row.get("hdk"), hdk):
         bad.append(f"HDK {hdk} (table: {row.get('hdk')})")
     extra: list[CompatRow] = []
     pta_text = row.get("torch_torch_npu_or_PTA")
@@ -559,8 +561,8 @@ def check_cann_hdk(
         r
         for r in rows
         if not r.get("cann").startswith(">=")
-        and _matches(r.get("cann"), cann)
-        and _matches(r.get("hdk"), hdk)
+        and cell_matches(r.get("cann"), cann)
+        and cell_matches(r.get("hdk"), hdk)
     ]
     no = [r for r in explicit if r.get("compatible").upper() == "N"]
     yes = [r for r in explicit if r.get("compatible").upper() == "Y"]
@@ -584,7 +586,7 @@ def check_cann_hdk(
                 problems,
             )
     same_cann = [
-        r for r in rows if not r.get("cann").startswith(">=") and _matches(r.get("cann"), cann)
+        r for r in rows if not r.get("cann").startswith(">=") and cell_matches(r.get("cann"), cann)
     ]
     return _answer(
         q,
