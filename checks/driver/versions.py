@@ -260,7 +260,7 @@ def hdk_finding(cann: str, hdk: str, family_ok: bool) -> Outcome | None:
     if answer.verdict == "bad":
         return fail(f"CANN {cann} with driver {hdk}: {answer.reason} in the {where}{scope}{source}")
     if answer.verdict == "ok":
-        said = f" (a row the project added from {row.source})" if _project(row) else ""
+        said = f" (a row the project added from {row.source})" if row and _project(row) else ""
         return note(f"CANN {cann} with driver {hdk} {answer.reason} in the {where}{said}")
     if family_ok:
         return note(f"CANN {cann} with driver {hdk} is not in the {where}; the toolkit accepts it")
