@@ -247,16 +247,30 @@ def listdir_in_root(root: str, path: str) -> list[str]:
         os.close(fd)
 
 
-def open_regular(path: str | os.PathLike[str], mode: str = "rb", **kwargs: Any) -> Any:
+def open_regular(
+    path: str | os.PathLike[str],
+    mode: str = "rb",
+    *,
+    dir_fd: int | None = None,
+    follow: bool = True,
+    **kwargs: Any,
+) -> Any:
     """Open a user-given input for reading without blocking on it: a FIFO, socket, device or
-    directory raises NotRegularFile naming the path. Use instead of open() for every input."""
+    directory raises NotRegularFile naming the path. Use instead of open() for every input.
+    follow=False refuses a symbolic link as the last component (NotRegularFile); `dir_fd`
+    resolves `path` from an open directory (a walk that nothing can re-point)."""
     if any(c in mode for c in "wax+"):
         raise ValueError("open_regular only reads")
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    nofollow = 0 if follow else os.O_NOFOLLOW  # never for /proc/self/fd: a magic link
+
+    def again() -> int:
+        return os.open(path, flags | nofollow, dir_fd=dir_fd)
+
     try:
-        pfd = os.open(path, _O_PATH | os.O_CLOEXEC)  # judged before anything is opened
+        pfd = os.open(path, _O_PATH | os.O_CLOEXEC | nofollow, dir_fd=dir_fd)  # judged first
         try:
-            fd = _reopen(pfd, flags, os.fspath(path), lambda: os.open(path, flags))
+            fd = _reopen(pfd, flags, os.fspath(path), again)
         finally:
             os.close(pfd)
     except OSError as exc:

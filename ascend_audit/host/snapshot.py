@@ -658,23 +658,26 @@ def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = N
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     notes = notes if notes is not None else []
     if os.path.isdir(local):
-        for dirpath, dirnames, filenames in os.walk(local, followlinks=False):
+        # fwalk: every directory is reached through the open one above it and every file is
+        # opened from its directory's fd without following a link, so a swap during the walk
+        # cannot lead the copy out of the input
+        for dirpath, dirnames, filenames, dirfd in os.fwalk(local, follow_symlinks=False):
             out_dir = os.path.join(dest, os.path.relpath(dirpath, local))
             os.makedirs(out_dir, exist_ok=True)
             dirnames.sort()
             for entry in sorted(dirnames + filenames):
-                full = os.path.join(dirpath, entry)
-                st = os.lstat(full)
-                shown = os.path.relpath(full, local)
+                st = os.stat(entry, dir_fd=dirfd, follow_symlinks=False)
+                shown = os.path.relpath(os.path.join(dirpath, entry), local)
                 if stat.S_ISLNK(st.st_mode):
-                    notes.append(f"{shown}: symbolic link to {os.readlink(full)!r} left out")
+                    target = os.readlink(entry, dir_fd=dirfd)
+                    notes.append(f"{shown}: symbolic link to {target!r} left out")
                     if entry in dirnames:
                         dirnames.remove(entry)
                 elif stat.S_ISREG(st.st_mode):
                     try:
-                        _copy_redacted(full, os.path.join(out_dir, entry))
+                        _copy_redacted(entry, os.path.join(out_dir, entry), dir_fd=dirfd)
                     except OSError as exc:
-                        notes.append(f"{shown}: not copied ({exc.strerror})")
+                        notes.append(f"{shown}: not copied ({exc.strerror or exc})")
                 elif not stat.S_ISDIR(st.st_mode):
                     notes.append(f"{shown}: {kind_of(st.st_mode)} left out")
     else:
@@ -682,12 +685,13 @@ def _copy_input(local: str, root: str, rel_dir: str, notes: list[str] | None = N
     return rel
 
 
-def _copy_redacted(src: str, dst: str, block: int = 1 << 20) -> str:
+def _copy_redacted(src: str, dst: str, block: int = 1 << 20, dir_fd: int | None = None) -> str:
     """Copy a user input into a bundle with secrets masked (a bundle is shared in tickets).
 
     Streams in blocks cut at a newline, so memory stays bounded for multi-GB traces and logs;
     bytes that are not UTF-8 pass through unchanged (surrogateescape)."""
-    with open_regular(src) as fin, open(dst, "wb") as fout:
+    fin_opened = open_regular(src, dir_fd=dir_fd, follow=dir_fd is None)
+    with fin_opened as fin, open(dst, "wb") as fout:
         carry = b""
         while True:
             chunk = fin.read(block)

@@ -103,3 +103,44 @@ def test_collect_trace_follows_no_link_out_and_survives_loops(tmp_path):
     notes = json.loads((out / "manifest.json").read_text())["input_notes"][str(trace)]
     assert any("leak.csv: symbolic link" in n for n in notes), notes
     assert (os.path.getsize(next(out.rglob("op_statistic.csv")))) > 0
+
+
+def test_collect_trace_follows_no_link_swapped_in_during_the_copy(tmp_path, monkeypatch):
+    """A trace file replaced by a link to a secret after it was looked at (the serving user
+    owns the trace and may race the copy) is not followed: files are opened from their
+    directory's fd with O_NOFOLLOW, directories reached through the one above them."""
+    from ascend_audit.host import snapshot
+
+    secret = _outside(tmp_path)
+    trace = tmp_path / "trace_ascend_pt"
+    (trace / "sub").mkdir(parents=True)
+    (trace / "kernel.csv").write_text("Name,Duration\nMatMul,3\n")
+    (trace / "sub" / "op.csv").write_text("OP Type,Count\nMatMul,3\n")
+    real_stat, real_lstat, swapped = os.stat, os.lstat, set()
+
+    def swap_after(look):
+        def racing(path, *args, **kwargs):  # look, then swap behind the auditor's back
+            st = look(path, *args, **kwargs)
+            name = "" if isinstance(path, int) else os.path.basename(os.fspath(path))
+            if name in ("kernel.csv", "sub") and name not in swapped:
+                swapped.add(name)
+                victim = trace / name
+                if victim.is_dir():
+                    shutil.rmtree(victim)
+                    victim.symlink_to(secret.parent)
+                else:
+                    victim.unlink()
+                    victim.symlink_to(secret)
+            return st
+
+        return racing
+
+    monkeypatch.setattr(os, "stat", swap_after(real_stat))
+    monkeypatch.setattr(os, "lstat", swap_after(real_lstat))
+    notes: list[str] = []
+    snapshot._copy_input(str(trace), str(tmp_path / "bundle"), "inputs/000", notes)
+    monkeypatch.undo()
+    copied = [p for p in (tmp_path / "bundle").rglob("*") if p.is_file()]
+    assert swapped == {"kernel.csv", "sub"}
+    assert all(SECRET not in p.read_text() for p in copied), "the copy followed a swapped link"
+    assert any("kernel.csv: not copied" in n for n in notes), notes
