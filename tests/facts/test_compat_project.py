@@ -26,7 +26,7 @@ def _reference(table: str) -> list[dict[str, str]]:
 
 def test_there_are_project_rows_in_three_tables() -> None:
     assert {t for t, _, _ in ROWS} == {"cann_hdk", "mindie", "vllm_ascend_release"}
-    assert len(ROWS) == 9
+    assert len(ROWS) == 12
 
 
 @pytest.mark.parametrize(("table", "n", "row"), ROWS, ids=[f"{t}-{n}" for t, n, _ in ROWS])
@@ -142,6 +142,9 @@ def test_a_malformed_project_file_stops_the_build(tmp_path) -> None:
         ("9.1.0", "25.6.RC1", "ok"),  # Atlas 850 (MindCluster 26.1.0)
         ("9.1.0", "25.1.RC1", "ok"),  # Atlas 950 SuperPoD
         ("9.1.0", "25.0.RC1", "bad"),  # the reference's known-bad row still wins
+        ("8.0.0", "24.1.0.3", "ok"),  # a patch of 24.1.0 (MindSpore Transformers 1.3.2)
+        ("8.0.RC3", "24.1.RC3", "ok"),
+        ("8.0.0", "24.1.rc3", "unknown"),  # no release note pairs these
     ],
 )
 def test_project_cann_hdk_rows_answer(cann: str, hdk: str, verdict: str) -> None:
