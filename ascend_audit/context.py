@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from ascend_audit.facts.keys import FactKey
 from ascend_audit.host.base import Host
@@ -16,17 +16,17 @@ Gatherer = Callable[["Context"], Any]
 _GATHERERS: dict[str, tuple[Gatherer, str, tuple[tuple[str, ...], ...]]] = {}
 
 
-def _name(key: FactKey[Any] | str) -> str:
-    return key.name if isinstance(key, FactKey) else key
+def _name(key: FactKey[Any]) -> str:
+    if not isinstance(key, FactKey):
+        raise TypeError(f"facts are asked for by a FactKey (facts/keys.py), not {key!r}")
+    return key.name
 
 
 def gatherer(
-    key: FactKey[T] | str, layer: str, commands: tuple[tuple[str, ...], ...] = ()
+    key: FactKey[T], layer: str, commands: tuple[tuple[str, ...], ...] = ()
 ) -> Callable[[Callable[[Context], T]], Callable[[Context], T]]:
-    """Register how a fact is gathered from the host; `commands` are prefetched concurrently.
-
-    Register by typed key (`@gatherer(TOPOLOGY, "driver")`); a plain string name still works.
-    """
+    """Register how a fact is gathered from the host, under its typed key
+    (`@gatherer(TOPOLOGY, "driver")`); `commands` are prefetched concurrently."""
 
     def mark(fn: Callable[[Context], T]) -> Callable[[Context], T]:
         _GATHERERS[_name(key)] = (fn, layer, commands)
@@ -109,15 +109,9 @@ class Context:
     def timeout(self) -> float:
         return float(self.policy.get("audit.command_timeout", 10.0))
 
-    @overload
-    def fact(self, key: FactKey[T]) -> T: ...
-
-    @overload
-    def fact(self, key: str) -> Any: ...
-
-    def fact(self, key: FactKey[Any] | str) -> Any:
-        """A fact by typed key (or by name), gathered on first use; a gatherer's exception
-        propagates to the check."""
+    def fact(self, key: FactKey[T]) -> T:
+        """A fact by its typed key, gathered on first use; a gatherer's exception propagates to
+        the check."""
         name = _name(key)
         with self._lock:
             if name in self._facts:

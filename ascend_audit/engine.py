@@ -10,10 +10,11 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ascend_audit import __version__
 from ascend_audit.context import Context
+from ascend_audit.facts.keys import FactKey
 from ascend_audit.model import (
     GATING,
     LAYERS,
@@ -28,6 +29,8 @@ from ascend_audit.model import (
 )
 from ascend_audit.redact import MASK, is_secret_name, redact_text
 from ascend_audit.registry import CheckSpec, Registry
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -81,7 +84,7 @@ class FactCopies:
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
 
-    def fact(self, key: Any) -> Any:
+    def fact(self, key: FactKey[T]) -> T:
         value = self._ctx.fact(key)
         try:
             return copy.deepcopy(value)
@@ -212,9 +215,11 @@ def overall_verdict(layers: list[LayerReport]) -> Verdict:
 
 def _host_identity(ctx: Context) -> dict[str, Any]:
     """The host's identity plus the auditing context (container or host), when it can be told."""
+    from ascend_audit.facts.container import CONTAINER
+
     identity = dict(ctx.host.identity())
     with contextlib.suppress(Exception):  # a missing marker must never cost the host section
-        identity.update(ctx.fact("container").to_identity())
+        identity.update(ctx.fact(CONTAINER).to_identity())
     return identity
 
 

@@ -8,7 +8,6 @@ the list of checks. The summary prints each failure's fix whole.
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 import unicodedata
@@ -42,7 +41,6 @@ GROUPED = (Status.SKIP, Status.BLOCKED)
 
 # C0 and C1 controls (tab and newline handled by the wrapper), DEL, and bidi overrides: node text
 # must not move the cursor, recolour the terminal or reorder what the reader sees.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _NO_BREAK_BEFORE = set("，。、；：！？）】》」』,.;:!?)]}%")
 
 
@@ -52,10 +50,6 @@ def safe(text: Any) -> str:
 
     s = text if isinstance(text, str) else str(text)
     return printable(s.replace("\t", " "), replacement="\ufffd")
-
-
-def _has_surrogates(s: str) -> bool:
-    return any("\ud800" <= c <= "\udfff" for c in s)
 
 
 def char_width(ch: str) -> int:

@@ -4,7 +4,7 @@
     out = judge(weight_placement, {SERVING_LOGS: [...], MODEL_DIRS: ModelDirs(...)})
 
 `judge` runs the check function on a context that answers `ctx.fact(KEY)` from the mapping
-(typed keys or their string names) and refuses anything else: a fact the test did not give
+(typed keys only) and refuses anything else: a fact the test did not give
 raises `MissingFact` (so `optional_fact` reads it as absent), and the host refuses every
 question, so a check that touches the node fails its test.
 """
@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ascend_audit.context import Context, Inputs
 from ascend_audit.facts.keys import FactKey
 from ascend_audit.host.base import Host
 from ascend_audit.model import Outcome
 from ascend_audit.policy import parse_policy
+
+T = TypeVar("T")
 
 
 class MissingFact(LookupError):
@@ -43,8 +45,10 @@ class FactsContext(Context):
 
     given: dict[str, Any] = field(default_factory=dict)
 
-    def fact(self, key: FactKey[Any] | str) -> Any:
-        name = key.name if isinstance(key, FactKey) else key
+    def fact(self, key: FactKey[T]) -> T:
+        if not isinstance(key, FactKey):
+            raise TypeError(f"facts are asked for by a FactKey, not {key!r}")
+        name = key.name
         if name not in self.given:
             raise MissingFact(f"fact {name!r} was not given to this test")
         return self.given[name]
@@ -54,16 +58,16 @@ class FactsContext(Context):
 
 
 def facts_context(
-    facts: Mapping[FactKey[Any] | str, Any], policy: str = "", inputs: Inputs | None = None
+    facts: Mapping[FactKey[Any], Any], policy: str = "", inputs: Inputs | None = None
 ) -> FactsContext:
     """A context holding exactly these facts, the policy parsed from TOML text, and inputs."""
-    given = {k.name if isinstance(k, FactKey) else k: v for k, v in facts.items()}
+    given = {k.name: v for k, v in facts.items()}
     return FactsContext(NoNode(), parse_policy(policy), inputs or Inputs(), given=given)
 
 
 def judge(
     check: Callable[[Any], Outcome],
-    facts: Mapping[FactKey[Any] | str, Any],
+    facts: Mapping[FactKey[Any], Any],
     policy: str = "",
     inputs: Inputs | None = None,
 ) -> Outcome:

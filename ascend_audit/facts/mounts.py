@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascend_audit.facts.common import to_jsonable
-from ascend_audit.facts.nvme_cli import NvmeCliList as NvmeCliList
-from ascend_audit.facts.nvme_cli import parse_nvme_list_json as parse_nvme_list_json
 from ascend_audit.facts.sysfs import (
     CLASS_BLOCK,
     NvmeInventory,

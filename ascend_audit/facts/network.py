@@ -73,6 +73,9 @@ class ServingEnv:
     env: dict[str, str]
     origin: str  # "process 123 (vllm serve …)" | "the audit's environment"
     pid: int | None = None
+    # processes the scan could not read in time: the serving process may be one of them, so an
+    # environment taken from elsewhere is not proven to be the service's
+    table_gaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,16 @@ class NpuUsers:
     users: tuple[NpuUser, ...] = ()
     serving_pids: tuple[int, ...] = ()
     has_process_table: bool = False
+    # processes the node's scan could not read in time ("process 1234 did not answer
+    # /proc/1234/cmdline within 5 s"): while any is listed, serving_pids may be short
+    table_gaps: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "users": [u.to_dict() for u in self.users],
             "serving_pids": list(self.serving_pids),
             "has_process_table": self.has_process_table,
+            "table_gaps": list(self.table_gaps),
         }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import replace
+from typing import TypeVar
 
 from ascend_audit.context import Context, gatherer
 from ascend_audit.facts.accessory import (
@@ -19,8 +20,11 @@ from ascend_audit.facts.accessory import (
 )
 from ascend_audit.facts.driver_scan import NPU_SMI
 from ascend_audit.facts.framework_inputs import PROBE
+from ascend_audit.facts.keys import FactKey
 from ascend_audit.facts.network import SERVING_ENV
 from ascend_audit.facts.version_files import VERSION_FILES
+
+T = TypeVar("T")
 
 ASCEND = "/usr/local/Ascend"
 # name, env var, path under it, default path, version keys
@@ -56,7 +60,7 @@ COMPONENTS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _optional(ctx: Context, key):  # type: ignore[no-untyped-def, unused-ignore]
+def _optional(ctx: Context, key: FactKey[T]) -> T | None:
     try:
         return ctx.fact(key)
     except Exception:
@@ -87,17 +91,17 @@ def accessory_stack(ctx: Context) -> AccessoryStack:
     vf = _optional(ctx, VERSION_FILES)
     tk = vf.toolkit if vf is not None else None
     run = _optional(ctx, NPU_SMI)
-    info = getattr(run, "info", None)
+    info = run.info if run is not None else None
     chips = tuple(info.names) if info is not None else ()
     probe = _optional(ctx, PROBE)
-    pf = getattr(probe, "facts", None)
+    pf = probe.facts if probe is not None else None
     stack = AccessoryStack(
         tuple(comps),
         vf.cann_version if vf is not None else None,
         tk.path if tk is not None else "",
         chips,
     )
-    if pf is None or not pf.ran:
+    if probe is None or pf is None or not pf.ran:
         return stack
     return replace(
         stack,

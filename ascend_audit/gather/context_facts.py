@@ -171,8 +171,9 @@ def npu_users(ctx: Context) -> NpuUsers:
         return NpuUsers()
     try:
         procs = {p.pid: p for p in ctx.host.processes()}
+        gaps = tuple(g.describe() for g in ctx.host.process_gaps())
     except Exception:
-        procs = {}
+        procs, gaps = {}, ()
     serving = {pid for pid, p in procs.items() if is_serving(p)}
 
     def in_tree(pid: int | None) -> bool:
@@ -201,4 +202,4 @@ def npu_users(ctx: Context) -> NpuUsers:
                 " ".join(proc.cmdline)[:200] if proc is not None else "",
             )
         )
-    return NpuUsers(tuple(users), tuple(sorted(serving)), info.has_process_table)
+    return NpuUsers(tuple(users), tuple(sorted(serving)), info.has_process_table, gaps)

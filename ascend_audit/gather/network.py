@@ -165,11 +165,15 @@ def serving_env(ctx: Context) -> ServingEnv:
     from ascend_audit.gather.framework import serving_processes
 
     procs = serving_processes(ctx)
+    try:
+        gaps = tuple(g.describe() for g in ctx.host.process_gaps())
+    except Exception:
+        gaps = ()
     proc = next((p for p in procs if p.environ), procs[0] if procs else None)
     if proc is not None:
         head = " ".join(proc.cmdline)[:80]
-        return ServingEnv(dict(proc.environ), f"process {proc.pid} ({head})", proc.pid)
-    return ServingEnv(ctx.host.env(), "the audit's environment")
+        return ServingEnv(dict(proc.environ), f"process {proc.pid} ({head})", proc.pid, gaps)
+    return ServingEnv(ctx.host.env(), "the audit's environment", None, gaps)
 
 
 @gatherer(RANK_TABLE, "driver")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ascend_audit.host.procscan import ProcessGap
 from ascend_audit.model import Evidence
 
 DEFAULT_TIMEOUT = 10.0
@@ -279,6 +280,11 @@ class Host:
 
     def processes(self) -> list[ProcessInfo]:
         raise NotImplementedError
+
+    def process_gaps(self) -> list[ProcessGap]:
+        """The processes the last processes() scan could not read in time: while any is listed
+        the table is incomplete (a process missing from it may be one of them)."""
+        return []
 
     def process_identity(self, pid: int) -> ProcessIdentity | None:
         """The real executable and credentials of a process, or None when they cannot be read."""

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,6 +25,7 @@ from ascend_audit.host.base import (
     StatInfo,
     parse_proc_status,
 )
+from ascend_audit.host.procscan import ProcessGap, call_bounded, scan
 from ascend_audit.host.trust import (
     auditing_uids,
     find_on_path,
@@ -289,6 +290,9 @@ class LiveHost(Host):
         self._environ = dict(os.environ if environ is None else environ)
         self._cache: dict[tuple[str, ...], CommandResult] = {}
         self._lock = threading.Lock()
+        self._scan_lock = threading.Lock()
+        self._process_table: list[ProcessInfo] | None = None
+        self._process_gaps: list[ProcessGap] = []
 
     # paths -------------------------------------------------------------------------------
     def _joined(self, path: str) -> str:
@@ -436,36 +440,61 @@ class LiveHost(Host):
         }
 
     def processes(self) -> list[ProcessInfo]:
+        """The node's processes, read under one deadline (the host's timeout); a process whose
+        /proc files did not answer in time is left out and named by process_gaps()."""
+        # One scan per run: a hung process costs one deadline, not one per caller.
+        with self._scan_lock:
+            if self._process_table is None:
+                found, gaps = scan(self._process_pids(), self._read_process, self.timeout)
+                self._process_table, self._process_gaps = found, gaps
+            return list(self._process_table)
+
+    def process_gaps(self) -> list[ProcessGap]:
+        return list(self._process_gaps)
+
+    def _process_pids(self) -> list[int]:
         if self.sysroot != "/":
             return []  # processes of a fake node are not this machine's
         try:
             import psutil
-        except ImportError:
+
+            return sorted(psutil.pids())
+        except Exception:  # psutil absent or /proc unreadable: no table
             return []
-        out: list[ProcessInfo] = []
-        for p in psutil.process_iter(["pid", "name", "exe", "cmdline", "username"]):
+
+    def _read_process(self, pid: int, note: Callable[[str], None]) -> ProcessInfo | None:
+        """One process, as psutil reads it; `note` names the /proc file about to be read (a
+        read of cmdline or environ blocks while the process holds its mmap lock)."""
+        import psutil
+
+        try:
+            p = psutil.Process(pid)
+            note(f"/proc/{pid}/stat")
+            name = p.name()
+            note(f"/proc/{pid}/exe")
             try:
-                info = p.info
-                cmd = tuple(redact_argv(info.get("cmdline") or ()))
-                try:
-                    aff = tuple(p.cpu_affinity())
-                except (psutil.Error, AttributeError, OSError):
-                    aff = ()
-                serving = any(k in " ".join(cmd).lower() for k in SERVING_MARKERS)
-                out.append(
-                    ProcessInfo(
-                        int(info["pid"]),
-                        info.get("name") or "",
-                        info.get("exe") or "",
-                        cmd,
-                        info.get("username") or "",
-                        aff,
-                        environ=self.serving_environ(int(info["pid"])) if serving else {},
-                    )
-                )
-            except (psutil.Error, OSError):
-                continue
-        return out
+                exe = p.exe()
+            except (psutil.AccessDenied, psutil.ZombieProcess):
+                exe = ""
+            note(f"/proc/{pid}/cmdline")
+            cmd = tuple(redact_argv(p.cmdline()))
+            note(f"/proc/{pid}/status")
+            try:
+                user = p.username()
+            except (psutil.AccessDenied, KeyError):
+                user = ""
+            try:
+                aff = tuple(p.cpu_affinity())
+            except (psutil.Error, AttributeError, OSError):
+                aff = ()
+            serving = any(k in " ".join(cmd).lower() for k in SERVING_MARKERS)
+            environ: dict[str, str] = {}
+            if serving:
+                note(f"/proc/{pid}/environ")
+                environ = self.serving_environ(pid)
+            return ProcessInfo(pid, name or "", exe or "", cmd, user or "", aff, environ=environ)
+        except (psutil.Error, OSError):
+            return None
 
     def serving_environ(self, pid: int) -> dict[str, str]:
         """The serving-relevant part of a process's environment, redacted."""
@@ -478,14 +507,19 @@ class LiveHost(Host):
         return redact_env({k: v for k, v in environ.items() if k in SERVING_ENV_KEYS})
 
     def process_identity(self, pid: int) -> ProcessIdentity | None:
+        """None also when the process's /proc files do not answer within the host's timeout."""
+        answered, ident = call_bounded(lambda: self._read_identity(int(pid)), self.timeout)
+        return ident if answered else None
+
+    def _read_identity(self, pid: int) -> ProcessIdentity | None:
         try:
-            exe = os.readlink(self._joined(f"/proc/{int(pid)}/exe"))
+            exe = os.readlink(self._joined(f"/proc/{pid}/exe"))
         except (OSError, ValueError):
             exe = ""
-        status = self.read_text(f"/proc/{int(pid)}/status", 65536)
+        status = self.read_text(f"/proc/{pid}/status", 65536)
         if status.text is None:
             return None
-        return parse_proc_status(int(pid), exe, status.text)
+        return parse_proc_status(pid, exe, status.text)
 
     def run_as(
         self,
@@ -497,10 +531,21 @@ class LiveHost(Host):
         if identity is None:
             source = self._environ
         else:
+            path = f"/proc/{identity.pid}/environ"
             try:
-                raw = read_bytes(self.sysroot, f"/proc/{identity.pid}/environ", ENVIRON_CAP)
+                answered, got = call_bounded(
+                    lambda: read_bytes(self.sysroot, path, ENVIRON_CAP), self.timeout
+                )
             except OSError:
-                raw = b""
+                answered, got = True, b""
+            if not answered:
+                return CommandResult(
+                    tuple(redact_argv(argv)),
+                    "timeout",
+                    error=f"not started: process {identity.pid} did not answer {path} "
+                    f"within {self.timeout:g} s",
+                )
+            raw = got or b""
             source = parse_environ(raw[:ENVIRON_CAP])
             if os.geteuid() != 0:
                 identity = None  # only root can become the serving user; run as ourselves

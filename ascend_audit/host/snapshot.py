@@ -25,6 +25,7 @@ from ascend_audit.host.base import (
     ProcessInfo,
     StatInfo,
 )
+from ascend_audit.host.procscan import ProcessGap
 from ascend_audit.host.tarscan import TarScanError, scan_tar
 from ascend_audit.redact import redact_text
 from ascend_audit.safe_io import NotRegularFile, kind_of, open_in_root, open_regular, read_bytes
@@ -239,6 +240,14 @@ def _check_shape(m: dict[str, Any], origin: str) -> None:
             ProcessInfo.from_dict(p)
         except (KeyError, TypeError, ValueError, AttributeError):
             raise bad(f"processes[{i}]", "is not a process record") from None
+    gaps = m.get("process_gaps")
+    if gaps is not None and not isinstance(gaps, list):
+        raise bad("process_gaps", "is not a list")
+    for i, g in enumerate(gaps or []):
+        try:
+            ProcessGap.from_dict(g)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise bad(f"process_gaps[{i}]", "is not a process gap record") from None
     for sub, devs in mapping("udev").items():
         if devs is not None and not (
             isinstance(devs, list) and all(isinstance(d, dict) for d in devs)
@@ -375,6 +384,9 @@ class SnapshotHost(Host):
     def processes(self) -> list[ProcessInfo]:
         return [ProcessInfo.from_dict(p) for p in self.manifest.get("processes") or []]
 
+    def process_gaps(self) -> list[ProcessGap]:
+        return [ProcessGap.from_dict(g) for g in self.manifest.get("process_gaps") or []]
+
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         return (self.manifest.get("udev") or {}).get(subsystem)
 
@@ -418,6 +430,7 @@ class RecordingHost(Host):
         self._env: dict[str, str] | None = None
         self._identity: dict[str, str] | None = None
         self._processes: list[ProcessInfo] | None = None
+        self._process_gaps: list[ProcessGap] = []
         self.cached: dict[str, Any] = {}
         self.identities: dict[int, ProcessIdentity | None] = {}
 
@@ -497,7 +510,11 @@ class RecordingHost(Host):
     def processes(self) -> list[ProcessInfo]:
         if self._processes is None:
             self._processes = self.inner.processes()
+            self._process_gaps = self.inner.process_gaps()
         return list(self._processes)
+
+    def process_gaps(self) -> list[ProcessGap]:
+        return list(self._process_gaps)
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         res = self.inner.udev(subsystem)
@@ -591,6 +608,7 @@ class RecordingHost(Host):
             # Only what the checks asked for: an environment nobody read is not recorded.
             "env": dict(self._env or {}),
             "processes": [p.to_dict() for p in self._processes or []],
+            "process_gaps": [g.to_dict() for g in self._process_gaps],
             "commands": commands,
             "files": files,
             "dirs": dict(sorted(self.dirs.items())),

@@ -6,7 +6,7 @@ from ascend_audit.context import Context
 from ascend_audit.facts.driver_scan import NPU_SMI
 from ascend_audit.facts.npu_smi import NpuChip
 from ascend_audit.facts.npu_users import NPU_USERS
-from ascend_audit.model import Outcome, fail, passed, skip, warn
+from ascend_audit.model import Outcome, Status, fail, passed, skip, warn
 from ascend_audit.registry import check
 
 from .npu_absent import NO_NPU, no_npu_at_all
@@ -43,6 +43,18 @@ def npus_free(ctx: Context) -> Outcome:
             )
         else:
             findings.append(fail(text))
+    if users.table_gaps and users.users:
+        # Whether a pid belongs to the serving tree was judged on an incomplete process table.
+        findings = [
+            Outcome(
+                Status.ERROR,
+                f"process table incomplete ({'; '.join(users.table_gaps[:3])}"
+                + (f" (+{len(users.table_gaps) - 3} more)" if len(users.table_gaps) > 3 else "")
+                + f"): cannot tell whether the {len(users.users)} process(es) on the NPUs belong "
+                "to the serving tree",
+                [],
+            )
+        ]
     listed = {(u.npu_id, u.chip_id) for u in users.users} | {(u.npu_id, None) for u in users.users}
     for chip in info.chips:
         used = _used_mb(chip)
@@ -65,6 +77,7 @@ def npus_free(ctx: Context) -> Outcome:
         if not info.has_process_table:
             ok += " (npu-smi printed no process table)"
         return passed(ok, evidence, foreign=0)
-    bad = sorted(findings, key=lambda f: f.status.value != "FAIL")
+    rank = {Status.FAIL: 0, Status.ERROR: 1}
+    bad = sorted(findings, key=lambda f: rank.get(f.status, 2))
     summary = "; ".join(f.summary for f in bad)
     return Outcome(bad[0].status, summary, evidence, {"foreign": len(foreign)})

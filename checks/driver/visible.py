@@ -6,7 +6,8 @@ from ascend_audit.context import Context
 from ascend_audit.facts.container import DEVICE_GRANT, DeviceGrant, DeviceMask, parse_mask
 from ascend_audit.facts.driver_scan import NPU_SMI
 from ascend_audit.facts.framework_inputs import SERVING_CONFIGS
-from ascend_audit.model import Evidence, Outcome, fail, passed, skip, warn
+from ascend_audit.facts.network import SERVING_ENV
+from ascend_audit.model import Evidence, Outcome, Status, fail, passed, skip, warn
 from ascend_audit.registry import check
 
 RT = "ASCEND_RT_VISIBLE_DEVICES"
@@ -81,11 +82,24 @@ def docker_findings(mask: DeviceMask, grant: DeviceGrant) -> list[Outcome]:
     return out
 
 
+def table_gaps(ctx: Context) -> str:
+    """Why the serving process's own mask may be unread: '' when the process scan completed."""
+    try:
+        gaps = ctx.fact(SERVING_ENV).table_gaps
+    except Exception:
+        return ""
+    more = f" (+{len(gaps) - 3} more)" if len(gaps) > 3 else ""
+    return f"process table incomplete ({'; '.join(gaps[:3])}{more})" if gaps else ""
+
+
 @check("DRV-NPU-004")
 def visible_devices(ctx: Context) -> Outcome:
     grant = ctx.fact(DEVICE_GRANT)
     masks = [*grant.masks, *config_masks(ctx)]
+    unread = table_gaps(ctx)
     if not masks:
+        if unread:
+            return skip(f"{unread}: the serving process's {RT} may be among what was not read")
         return skip(
             f"no {RT} or {DOCKER} in the serving process, the audit's environment, the serving "
             "configs or the policy ([driver] visible_devices): every exposed device is visible"
@@ -108,6 +122,12 @@ def visible_devices(ctx: Context) -> Outcome:
         )
         for m in masks
     ]
+    if not findings and unread:
+        return Outcome(
+            Status.ERROR,
+            f"{unread}: the masks judged may not be the serving process's own",
+            evidence,
+        )
     if not findings:
         shown = "; ".join(f"{m.variable}={m.raw}" for m in masks)
         extra = f", enough for {why}" if need else ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from ascend_audit.context import Context
 from ascend_audit.facts.framework_inputs import (
@@ -185,15 +185,7 @@ def configs(ctx: Context) -> list[Any]:
     return ctx.fact(SERVING_CONFIGS).configs
 
 
-@overload
-def optional_fact(ctx: Context, key: FactKey[T]) -> T | None: ...
-
-
-@overload
-def optional_fact(ctx: Context, key: str) -> Any: ...
-
-
-def optional_fact(ctx: Context, key: FactKey[Any] | str) -> Any:
+def optional_fact(ctx: Context, key: FactKey[T]) -> T | None:
     """A driver-layer fact when this run can gather it, else None (framework-only, snapshots)."""
     try:
         return ctx.fact(key)

@@ -9,6 +9,7 @@ from standins import node_env, run_node, standin
 from sysroot import healthy_910b_node, local
 
 from ascend_audit.context import Context
+from ascend_audit.facts.storage import WEIGHTS_STORAGE
 from ascend_audit.gather.storage import find_weights_path, model_from_argv
 from ascend_audit.host.base import FileRead, ProcessInfo
 from ascend_audit.host.live import LiveHost
@@ -130,7 +131,7 @@ def test_nuse_is_never_read(tmp_path):
             return super().read_text(path, limit)
 
     ctx = Context(Spy(str(root), environ=node_env(bindir)), parse_policy(WEIGHTS))
-    assert ctx.fact("weights_storage").location.kind == "nvme-of"
+    assert ctx.fact(WEIGHTS_STORAGE).location.kind == "nvme-of"
     assert reads and not [p for p in reads if p.endswith("/nuse")]
 
 

@@ -10,7 +10,7 @@ from standins import run_node, standin
 from sysroot import NODE_CPUS, NPU_BDFS, RDMA_NIC_BDF, healthy_910b_node, local
 
 from ascend_audit.context import Context
-from ascend_audit.gather.topology import Topology
+from ascend_audit.facts.topology import TOPOLOGY, Topology
 from ascend_audit.host.live import LiveHost
 from ascend_audit.policy import parse_policy
 
@@ -153,7 +153,7 @@ def test_topology_fact_places_every_device(tmp_path):
     from standins import node_env
 
     ctx = Context(LiveHost(str(root), environ=node_env(bindir)), parse_policy(""))
-    topo: Topology = ctx.fact("topology")
+    topo: Topology = ctx.fact(TOPOLOGY)
     assert [n.numa_node for n in topo.npus] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert all(n.affinity_agrees for n in topo.npus)
     assert {d.name for d in topo.io} == {"mlx5_0", "nvme0", "nvme1", "nvme2"}

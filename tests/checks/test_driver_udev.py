@@ -18,7 +18,9 @@ import pytest
 from sysroot import healthy_910b_node
 
 from ascend_audit.context import Context
-from ascend_audit.gather.driver import PciScan, pci_from_udev
+from ascend_audit.facts.driver_scan import PCI, PciScan
+from ascend_audit.facts.storage import NVME
+from ascend_audit.gather.driver import pci_from_udev
 from ascend_audit.host.live import LiveHost
 from ascend_audit.host.snapshot import RecordingHost, SnapshotHost
 from ascend_audit.policy import parse_policy
@@ -151,12 +153,12 @@ def test_udev_answers_are_recorded_and_replayed(tmp_path):
     healthy_910b_node(tmp_path / "root")
     inner = UdevHost(tmp_path / "root", {"pci": [PORT, NPU], "nvme": []})
     rec = RecordingHost(inner)
-    live = Context(rec, parse_policy("")).fact("pci")
+    live = Context(rec, parse_policy("")).fact(PCI)
     assert live.via == "udev" and rec.udevs["pci"] == [PORT, NPU]
     out = rec.write_bundle(str(tmp_path / "bundle"), {"name": "ascend-audit", "version": "test"})
     replay = SnapshotHost(out)
     try:
-        again = Context(replay, parse_policy("")).fact("pci")
+        again = Context(replay, parse_policy("")).fact(PCI)
     finally:
         replay.close()
     assert again.via == "udev" and [n.bdf for n in again.npus] == ["0000:81:00.0"]
@@ -166,7 +168,7 @@ def test_nvme_controller_state_from_udev_overrides_sysfs(tmp_path):
     healthy_910b_node(tmp_path / "root")
     nvme2 = {"sys_name": "nvme2", "attributes": {"state": "resetting", "transport": "rdma"}}
     host = UdevHost(tmp_path / "root", {"nvme": [nvme2, {"sys_name": "nvme9", "attributes": {}}]})
-    scan = Context(host, parse_policy("")).fact("nvme")
+    scan = Context(host, parse_policy("")).fact(NVME)
     assert scan.via == "udev"
     assert scan.inventory.controller("nvme2").state == "resetting"
     assert scan.inventory.controller("nvme1").state == "live"
@@ -175,7 +177,7 @@ def test_nvme_controller_state_from_udev_overrides_sysfs(tmp_path):
 
 def test_a_sysroot_never_goes_through_udev(tmp_path):
     healthy_910b_node(tmp_path / "root")
-    assert Context(LiveHost(str(tmp_path / "root")), parse_policy("")).fact("pci").via == "sysfs"
+    assert Context(LiveHost(str(tmp_path / "root")), parse_policy("")).fact(PCI).via == "sysfs"
 
 
 @needs_umockdev

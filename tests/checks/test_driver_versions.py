@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from shared_fixtures import DATA, fixture_files, read_fixture
 from standins import node_env, run_node, standin
 
 from ascend_audit.context import Context
+from ascend_audit.facts.keys import FactKey
+from ascend_audit.facts.npu_details import NPU_BOARDS
+from ascend_audit.facts.version_files import VERSION_FILES
 from ascend_audit.facts.versions import split_dump_sections
 from ascend_audit.host.live import LiveHost
 from ascend_audit.model import Status
 from ascend_audit.policy import parse_policy
+
+T = TypeVar("T")
 
 TABLE = (DATA / "driver" / "npu_smi_info_910b3_8npu.txt").read_text()
 DRIVER = "/usr/local/Ascend/driver/version.info"
@@ -104,12 +110,12 @@ def judge(tmp_path: Path, check: str, files: dict[str, str], smi: dict | None = 
     return report.result(check), report
 
 
-def gather(tmp_path: Path, name: str, smi: dict | None = None):
+def gather(tmp_path: Path, key: FactKey[T], smi: dict | None = None) -> T:
     """One fact from a tmp sysroot with a stand-in npu-smi, without running checks."""
     bindir = tmp_path / "bin"
     standin(bindir, "npu-smi", npu_smi() if smi is None else smi)
     host = LiveHost(str(tmp_path / "root"), timeout=5.0, environ=node_env(bindir))
-    return Context(host, parse_policy("")).fact(name)
+    return Context(host, parse_policy("")).fact(key)
 
 
 # --------------------------------------------------------------------------- DRV-VER-001
@@ -299,7 +305,7 @@ def test_driver_install_path_param_relocates_the_driver(tmp_path):
 )
 def test_real_board_outputs_are_read(tmp_path, path):
     text = path.read_text(errors="replace")
-    boards = gather(tmp_path, "npu_boards", {"info": TABLE, "*": text})
+    boards = gather(tmp_path, NPU_BOARDS, {"info": TABLE, "*": text})
     assert len(boards.boards) == 8 and all(b.readable for b in boards.boards)
     fw = set(boards.firmware_versions().values())
     assert fw == ({"7.1.0.7.220"} if "7.1.0.7.220" in text else set())  # 'xxx' is no version
@@ -438,7 +444,7 @@ def test_real_toolkit_files_are_found_at_their_layout(tmp_path, path):
     arch = "x86_64" if "arch=x86_64" in text else "aarch64"
     where = (CANN85 if "/cann-" in text else TOOLKIT).format(arch=arch)
     write(tmp_path / "root", {where: text, DRIVER: driver_info(), FIRMWARE: firmware_info()})
-    vf = gather(tmp_path, "version_files")
+    vf = gather(tmp_path, VERSION_FILES)
     assert vf.toolkit is not None and vf.toolkit.path == where
     assert vf.cann_version and vf.cann_version in path.name
     assert vf.toolkit.parsed.layout == ("cann" if "/cann/" in where else "ascend-toolkit")
@@ -448,7 +454,7 @@ def test_both_layouts_present_the_newest_wins(tmp_path):
     files = cann85_files()
     files[TOOLKIT.format(arch="aarch64")] = toolkit_info("8.0.0", "V100R001C20SPC001B251")
     write(tmp_path / "root", files)
-    vf = gather(tmp_path, "version_files")
+    vf = gather(tmp_path, VERSION_FILES)
     assert vf.cann_version == "8.5.0" and len(vf.toolkits) == 2
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from ascend_audit.context import Context
 from ascend_audit.engine import Selection, exit_code, run_audit
 from ascend_audit.host.live import LiveHost
@@ -195,3 +197,17 @@ def test_secrets_in_outcomes_are_redacted(tmp_path):
         "plainvalue42",
     ):
         assert secret not in text
+
+
+@check("T-DRV-STRKEY", layer="driver", title="asks for a fact by its name")
+def drv_string_key(ctx):
+    ctx.fact("topology")
+    return passed("never")
+
+
+def test_a_fact_asked_for_by_a_string_is_an_error_naming_the_key_type(tmp_path):
+    ctx = Context(LiveHost(str(tmp_path)), default_policy())
+    with pytest.raises(TypeError, match="FactKey"):
+        ctx.fact("topology")  # type: ignore[arg-type]
+    result = run_audit(_registry(drv_string_key), ctx).result("T-DRV-STRKEY")
+    assert result.status is Status.ERROR and "FactKey" in result.summary

@@ -148,36 +148,42 @@ def test_parse_policy_wrong_types_raise_only_policy_error(doc):
 MANIFEST = json.loads((EXAMPLE / "manifest.json").read_text())
 
 
+@pytest.fixture(scope="module")
+def bundle_copy(tmp_path_factory) -> Path:
+    """One copy of the example bundle; each example only rewrites its manifest (replay reads)."""
+    root = tmp_path_factory.mktemp("snapshot") / "bundle"
+    shutil.copytree(EXAMPLE, root)
+    return root
+
+
 @fuzz_settings(100)
-@given(st.one_of(json_mutated(MANIFEST), hostile([json.dumps(MANIFEST, indent=1)])))
-def test_snapshot_host_on_mutated_manifest_raises_only_snapshot_error(doc):
+@given(doc=st.one_of(json_mutated(MANIFEST), hostile([json.dumps(MANIFEST, indent=1)])))
+def test_snapshot_host_on_mutated_manifest_raises_only_snapshot_error(bundle_copy, doc):
     """A lying or mangled manifest is refused with SnapshotError, or replays without crashing."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "bundle"
-        shutil.copytree(EXAMPLE, root)
-        text = doc if isinstance(doc, str) else json.dumps(doc)
-        (root / "manifest.json").write_text(text)
-        try:
-            host = SnapshotHost(str(root))
-        except SnapshotError as exc:
-            assert str(root) in str(exc)
-            return
-        try:
-            host.run_many([["npu-smi", "info"], ["npu-smi", "info", "-t", "board", "-i", "0"]])
-            host.read_text("/proc/self/mountinfo")
-            host.listdir("/dev")
-            host.stat("/dev/davinci0")
-            host.env()
-            host.identity()
-            host.processes()
-            host.udev("pci")
-            host.which("npu-smi")
-            host.input_path("x")
-            host.realpath("/sys/class")
-            host.readlink("/sys/class/x")
-            host.policy_text()
-        finally:
-            host.close()
+    root = bundle_copy
+    text = doc if isinstance(doc, str) else json.dumps(doc)
+    (root / "manifest.json").write_text(text)
+    try:
+        host = SnapshotHost(str(root))
+    except SnapshotError as exc:
+        assert str(root) in str(exc)
+        return
+    try:
+        host.run_many([["npu-smi", "info"], ["npu-smi", "info", "-t", "board", "-i", "0"]])
+        host.read_text("/proc/self/mountinfo")
+        host.listdir("/dev")
+        host.stat("/dev/davinci0")
+        host.env()
+        host.identity()
+        host.processes()
+        host.udev("pci")
+        host.which("npu-smi")
+        host.input_path("x")
+        host.realpath("/sys/class")
+        host.readlink("/sys/class/x")
+        host.policy_text()
+    finally:
+        host.close()
 
 
 def _example_report() -> dict:

@@ -24,6 +24,7 @@ from ascend_audit.facts import (
     hccn,
     mounts,
     npu_smi,
+    nvme_cli,
     probe,
     rank_table,
     serving_config,
@@ -200,12 +201,12 @@ def test_mount_parsers_never_raise(data):
 @fuzz_settings(120)
 @given(st.one_of(hostile(_nvme_samples()), any_text, st.none()))
 def test_nvme_list_json_never_raises(text):
-    out = mounts.parse_nvme_list_json(text)
+    out = nvme_cli.parse_nvme_list_json(text)
     assert isinstance(out.problems, (tuple, list))
 
 
 def test_nvme_list_json_deep_nesting_is_a_problem_not_a_crash():
-    out = mounts.parse_nvme_list_json("[" * 200_000 + "]" * 200_000)
+    out = nvme_cli.parse_nvme_list_json("[" * 200_000 + "]" * 200_000)
     assert out.problems
 
 

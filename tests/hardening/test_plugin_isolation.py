@@ -14,6 +14,7 @@ PLUGINS = """
 import sys, time
 from ascend_audit.registry import check
 from ascend_audit.model import passed
+from ascend_audit.facts.driver_scan import NPU_SMI
 
 
 class Boom(BaseException):
@@ -38,14 +39,14 @@ def slow(ctx):
 
 @check("SITE-EDIT-001", layer="driver", title="edits a fact", severity="low")
 def edits(ctx):
-    run = ctx.fact("npu_smi")
+    run = ctx.fact(NPU_SMI)
     object.__setattr__(run, "info", None)  # a frozen dataclass, forced
     return passed("edited")
 
 
 @check("SITE-SEE-001", layer="driver", title="reads the fact after", severity="low")
 def sees(ctx):
-    info = ctx.fact("npu_smi").info
+    info = ctx.fact(NPU_SMI).info
     return passed(f"npus seen: {len(info.npus) if info is not None else 'none'}")
 """
 

@@ -51,7 +51,6 @@ _SUB_RE = re.compile(r"-([A-Za-z_]+)")
 _BRACE_RANGE_RE = re.compile(r"\{\s*(\d{1,3})\s*\.\.\s*(\d{1,3})\s*\}")
 _SEQ_RE = re.compile(r"\bseq\s+(\d{1,3})(?:\s+(\d{1,3}))?")
 _IN_LIST_RE = re.compile(r"\bfor\s+\w+\s+in\s+((?:\d{1,3}\s+)+\d{1,3})\s*;")
-_PROMPT_RE = re.compile(r"^\s*(?:\S*[$#]\s+)?")
 _MARKER_RE = re.compile(
     r"^\s*(?:\[(?:devid|device)\s+(\d{1,4})\]|dev_id\s*:\s*(\d{1,4})\b"
     r"|device\s+(\d{1,4})\s+PING\b)"
