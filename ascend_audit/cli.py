@@ -269,11 +269,15 @@ def _preset_policy(name: str, policy: str | None) -> str:
     return path
 
 
-def _load_registry(checks_dirs: tuple[str, ...], catalogue_only: bool = False) -> Any:
+def _load_registry(
+    checks_dirs: tuple[str, ...],
+    catalogue_only: bool = False,
+    layers: tuple[str, ...] | None = None,
+) -> Any:
     from ascend_audit.registry import RegistryError, load_registry
 
     try:
-        return load_registry(checks_dirs, catalogue_only=catalogue_only)
+        return load_registry(checks_dirs, catalogue_only=catalogue_only, layers=layers)
     except RegistryError as exc:
         raise UsageError(str(exc)) from None
 
@@ -446,7 +450,7 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     if bad or not layers:
         raise UsageError(f"--layers: unknown layer {bad[0] if bad else '(none)'}; use {LAYERS}")
     only, skip = _split(opts["only"]), _split(opts["skip"])
-    registry = _load_registry(opts["checks_dirs"])
+    registry = _load_registry(opts["checks_dirs"], layers=layers)
     _check_selection(registry, only, skip)
 
     host: Any

@@ -272,6 +272,18 @@ def _builtin_catalogue(reg: Registry) -> None:
                     reg.add(_validated(cid, dict(meta), _not_loaded, module))
 
 
+def _builtin_layers(reg: Registry, layers: frozenset[str]) -> None:
+    """Import the built-in modules with a check in LAYERS; catalogue entries for the rest."""
+    catalogue = Registry()
+    _builtin_catalogue(catalogue)
+    specs = catalogue.all()
+    for module in dict.fromkeys(s.origin for s in specs if s.layer in layers):
+        reg.add_module(importlib.import_module(module))
+    for spec in specs:
+        if reg.get(spec.id) is None:
+            reg.add(spec)
+
+
 def _builtin_modules() -> Iterable[ModuleType]:
     import ascend_audit.checks as pkg
 
@@ -323,15 +335,20 @@ def load_registry(
     entry_points: bool = True,
     builtins: bool = True,
     catalogue_only: bool = False,
+    layers: Iterable[str] | None = None,
 ) -> Registry:
     """Built-in checks, then entry-point plug-ins, then drop-in files from --checks-dir.
 
     With catalogue_only, built-ins come from their metadata files without importing their
-    code (enough to list and explain them, and fast); their functions cannot run.
+    code (enough to list and explain them, and fast); their functions cannot run. With
+    layers, only the built-in modules holding a check of those layers are imported; the
+    others stay catalogue entries (a run of one layer does not pay for the other two).
     """
     reg = Registry()
     if builtins and catalogue_only:
         _builtin_catalogue(reg)
+    elif builtins and layers is not None and not set(LAYERS) <= set(layers):
+        _builtin_layers(reg, frozenset(layers))
     elif builtins:
         for module in _builtin_modules():
             reg.add_module(module)

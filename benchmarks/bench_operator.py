@@ -1,10 +1,14 @@
 """Time the whole operator layer (`ascend-audit run --layers operator --trace DIR -q`) and,
 when installed, `msprof-analyze advisor computation` on the same generated profile.
 
-Each measurement is one child process; wall time is measured around it and peak RSS is the
-child's own ru_maxrss (os.wait4), so the numbers cover interpreter start-up and imports.
+Each measurement is one child process; wall time is measured around it, CPU time (user+sys)
+and peak RSS are the child's own (os.wait4), so the numbers cover interpreter start-up and
+imports. Bytecode is cached (in a private PYTHONPYCACHEPREFIX, after one untimed warm-up run),
+as it is for an installed package and for the peer: with PYTHONDONTWRITEBYTECODE set, every run
+would also compile ascend-audit's ~300 modules. The load average is printed with each figure.
 
     python benchmarks/bench_operator.py --rows 1000000 --layout 2023 [--runs 3] [--peer]
+    python benchmarks/bench_operator.py --rows 100000 --root /tmp/before   # another checkout
 """
 
 from __future__ import annotations
@@ -26,28 +30,38 @@ sys.path.insert(0, str(HERE))
 from gen_kernel_details import generate  # noqa: E402
 
 
-def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MB, exit status) of one child process."""
+def measure(
+    argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS MB, exit status) of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env
     )
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
-def bench_ours(profile: Path, runs: int) -> str:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} {five:.1f} {fifteen:.1f}"
+
+
+def bench_ours(profile: Path, runs: int, root: Path, pycache: str) -> str:
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONPYCACHEPREFIX=pycache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     argv = [sys.executable, "-m", "ascend_audit", "run", "--layers", "operator"]
     argv += ["--trace", str(profile), "-q"]
-    res = [measure(argv, env) for _ in range(runs)]
+    measure(argv, env, root)  # warm-up: writes the bytecode cache
+    res = [measure(argv, env, root) for _ in range(runs)]
     wall = statistics.median(r[0] for r in res)
-    rss = statistics.median(r[1] for r in res)
+    cpu = statistics.median(r[1] for r in res)
+    rss = statistics.median(r[2] for r in res)
     return (
-        f"ascend-audit operator layer: median of {runs}: wall={wall:.2f} s "
-        f"peak_rss={rss:.0f} MB exit={res[0][2]}"
+        f"ascend-audit operator layer ({root}): median of {runs}: wall={wall:.3f} s "
+        f"cpu={cpu:.3f} s peak_rss={rss:.0f} MB exit={res[0][3]} ({_load()})"
     )
 
 
@@ -58,10 +72,10 @@ def bench_peer(profile: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="bench_msprof_") as out:
         env = dict(os.environ, TMPDIR=out)
         argv = [exe, "advisor", "computation", "-d", str(profile), "-l", "en", "-o", out]
-        wall, rss, rc = measure(argv, env)
+        wall, cpu, rss, rc = measure(argv, env)
     return (
-        f"msprof-analyze advisor computation: one run: wall={wall:.2f} s "
-        f"peak_rss={rss:.0f} MB exit={rc}"
+        f"msprof-analyze advisor computation: one run: wall={wall:.2f} s cpu={cpu:.2f} s "
+        f"peak_rss={rss:.0f} MB exit={rc} ({_load()})"
     )
 
 
@@ -73,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--peer", action="store_true", help="also time msprof-analyze (one run)")
     ap.add_argument("--dir", type=Path, help="where to write the data (default: a temp dir)")
+    ap.add_argument(
+        "--root", type=Path, action="append", help="checkout(s) to time (default: this)"
+    )
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_operator_") as tmp:
         base = args.dir or Path(tmp)
@@ -82,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             generate(args.rows, args.layout, profile)
         size = csv_path.stat().st_size / 1e6
         print(f"layout={args.layout} rows={args.rows} size={size:.1f} MB ({profile})")
-        print(bench_ours(profile, args.runs), flush=True)
+        for root in args.root or [ROOT]:
+            pycache = str(base / "pycache" / root.resolve().as_posix().strip("/").replace("/", "_"))
+            print(bench_ours(profile, args.runs, root.resolve(), pycache), flush=True)
         if args.peer:
             print(bench_peer(profile), flush=True)
     return 0

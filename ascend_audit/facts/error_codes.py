@@ -22,8 +22,9 @@ _CODE_RE = re.compile(
     r"(?P<torch_npu>\bERR\d{5}\b)"
     r"|(?P<mindie>\bMIE\d{2}[EWI][0-9A-F]{6}\b)"
     r"|(?<![\w/.-])(?P<cann>E[A-Z]\d{4}|E[1-9]\d{4})(?=[:)\]\s,.]|$)"
-    r"|(?:error code is|error code|runtime result =|result =|failed:|retCode=|ret =|ret:)"
+    r"|(?:error code is|error code|runtime result =|result =|failed:|retCode=|ret =|ret:|error:)"
     r"\s*(?P<num>-?\d{1,6})\b"
+    r"|errNo\[0x0*5(?P<errno>[0-9A-Fa-f]{6})\]"  # HCCL's own log: module 5, HcclResult below
 )
 
 
@@ -129,7 +130,9 @@ def find_codes(line: str) -> list[tuple[str, str, int, int]]:
         group = m.lastgroup or ""
         code, kind = (m.group(group), group) if group else ("", "")
         start, end = m.span(group) if group else m.span()
-        if kind == "num":
+        if kind == "errno":
+            code, kind = str(int(code, 16)), "hccl"
+        elif kind == "num":
             if code.startswith("-") or code == "0":
                 continue  # DCMI / driver return codes are the driver layer's catalog
             kind = "hccl" if hccl and len(code) <= 2 else "acl"

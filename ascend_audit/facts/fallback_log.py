@@ -256,8 +256,8 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
     if not found_cpu:
         low = line.lower()
         if "back" in low and "cpu" in low:
-            m = _GENERIC_CPU_RE.search(line)
-            if m and "MPS backend" not in line:
+            generic = _GENERIC_CPU_RE.search(line)
+            if generic and "MPS backend" not in line:
                 op = _ops_in(line) or "<unnamed>"
                 record("cpu_fallback", op, lineno, _message(line, 0))
                 found_cpu = True
@@ -268,11 +268,10 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
             ("aicpu" in low or "ai cpu" in low or "ai_cpu" in low)
             and not device_trace
             and _WARNING_MARK_RE.search(line)
+            and _AI_CPU_RE.search(line)
         ):
-            m = _AI_CPU_RE.search(line)
-            if m:
-                op = _ops_in(line) or "<unnamed>"
-                record("ai_cpu", op, lineno, _message(line, 0))
+            op = _ops_in(line) or "<unnamed>"
+            record("ai_cpu", op, lineno, _message(line, 0))
 
 
 def read_text_lines(

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ascend_audit.facts.profiler import KernelSummary
-from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_batch
+from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_rows
 from ascend_audit.facts.profiler.columns import TableLayout
 from ascend_audit.safe_io import open_regular
 
@@ -88,6 +88,10 @@ def _batches(con: sqlite3.Connection, sql: str) -> Iterator[list[tuple[object, .
         yield rows
 
 
+def _as_is(v: str | None) -> str | None:
+    return v
+
+
 def _text(v: object) -> str | None:
     if v is None:
         return None
@@ -97,9 +101,7 @@ def _text(v: object) -> str | None:
 
 def _feed(acc: KernelAccumulator, rows: list[tuple[object, ...]]) -> int:
     """One batch of (name, type, core, duration ns, dtypes, shapes) into the accumulator."""
-    import pyarrow as pa
-
-    cols: list[list[str | None]] = [[], [], [], [], [], []]
+    out: list[tuple[str | None, ...]] = []
     bad = 0
     for name, op_type, core, dur_ns, dtypes, shapes in rows:
         if isinstance(dur_ns, (int, float)) and not isinstance(dur_ns, bool) and dur_ns >= 0:
@@ -107,12 +109,9 @@ def _feed(acc: KernelAccumulator, rows: list[tuple[object, ...]]) -> int:
         else:
             dur = None
             bad += 1
-        for i, v in enumerate((_text(name), _text(op_type), _text(core), dur)):
-            cols[i].append(v)
-        cols[4].append(_text(dtypes))
-        cols[5].append(_text(shapes))
-    arrays = {k: pa.array(cols[i], pa.string()) for k, i in LAYOUT.indices.items()}
-    absorb_batch(acc, arrays, len(rows))
+        cells = (_text(name), _text(op_type), _text(core), dur, _text(dtypes), _text(shapes))
+        out.append(cells)
+    absorb_rows(acc, out, LAYOUT.indices, _as_is)
     return bad
 
 

@@ -637,6 +637,7 @@ def _apply_yaml(b: _Builder, text: str, source: str) -> None:
     lines = text.splitlines()
     first = _top_level_keys(lines)
     scans = 0
+    lineno: int | None
     for raw_key, value in data.items():
         key = _SHORT.get(raw_key, _norm_flag(raw_key))
         if raw_key in first:

@@ -848,6 +848,11 @@ _FATAL: list[tuple[str, re.Pattern[str], str]] = [
         ("WorkerProc hit an exception", r"WorkerProc hit an exception", "worker_failed"),
         ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
         ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),
+        ("died unexpectedly", r"Worker proc \S+ died unexpectedly", "worker_died"),
+        # HCCL communicator creation failed (HCCL's own log, MindIE/ATB runners): no collective
+        # can run, so the service cannot serve
+        ("HcclCommInitRootInfo", r"HcclCommInitRootInfo\w* fail\w*[^\n]{0,80}", "hccl_init_failed"),
+        ("exited with code", r"\b(?:server|process|service) exited with code [1-9]\d*", "exited"),
         (
             "Start mindie server",
             r"\[?Start mindie server\]?\s*\[?(?:fail|failed|error)\]?",
@@ -1147,6 +1152,7 @@ class _Life:
 
 _CODE_HINT_RE = re.compile(
     r"ERR\d|MIE\d|E[A-Z]\d{4}|E[1-9]\d{4}|error code|result =|failed: \d|retCode=|ret ?[=:] ?\d"
+    r"|errNo\[0x|error:\s?\d"
 )
 
 
@@ -1207,22 +1213,22 @@ class _Scan:
             if key == "max_seq_len":
                 key = "max_model_len"
             self.hit(f"config_{key}", "config", value, lineno, _excerpt(line, m.start(1), m.end()))
-        m = _CUDAGRAPH_RE.search(line)
-        if m:
-            mode = _cudagraph_name(m.group(1))
+        graph = _CUDAGRAPH_RE.search(line)
+        if graph:
+            mode = _cudagraph_name(graph.group(1))
             sig = "config_cudagraph_mode" if from_engine else "args_cudagraph_mode"
-            self.hit(sig, "config", mode, lineno, _excerpt(line, m.start(), m.end()))
+            self.hit(sig, "config", mode, lineno, _excerpt(line, graph.start(), graph.end()))
             if mode == "NONE" and from_engine:
                 self.hit(
                     "engine_cudagraph_none",
                     "eager",
                     mode,
                     lineno,
-                    _excerpt(line, m.start(), m.end()),
+                    _excerpt(line, graph.start(), graph.end()),
                 )
-        m = _LEVEL_RE.search(line)
-        if m:
-            level = _literal(m.group(1))
+        lv = _LEVEL_RE.search(line)
+        if lv:
+            level = _literal(lv.group(1))
             if isinstance(level, str) and level.startswith("<"):  # <CompilationMode.X: 3>
                 level = _int(level.rstrip(">").rsplit(":", 1)[-1].strip())
             if isinstance(level, str):
@@ -1232,7 +1238,7 @@ class _Scan:
                 "config",
                 level,
                 lineno,
-                _excerpt(line, m.start(), m.end()),
+                _excerpt(line, lv.start(), lv.end()),
             )
         ee = re.search(r"enforce_eager['\"]?\s*[=:]\s*True", line)
         if ee:
@@ -1340,9 +1346,16 @@ class _Scan:
         load_s = f("weights_load_seconds")
         if load_s is None and self.counts.get("weights_progress"):
             load_s = max(
-                (float(h.value) for h in self.cats["weights"] if h.signal == "weights_progress"),
+                (
+                    float(h.value)
+                    for h in self.cats["weights"]
+                    if h.signal == "weights_progress" and isinstance(h.value, (int, float))
+                ),
                 default=None,
             )
+        by_category: dict[str, Any] = {
+            c: tuple(sorted(self.cats[c], key=lambda h: h.lineno)) for c in _CATEGORIES
+        }
         return ServingLogFacts(
             source=self.source,
             lines_read=lines_read,
@@ -1391,7 +1404,7 @@ class _Scan:
             launch_args=self.launch_args,
             signal_counts=tuple(sorted(self.counts.items())),
             problems=tuple(self.problems),
-            **{c: tuple(sorted(self.cats[c], key=lambda h: h.lineno)) for c in _CATEGORIES},
+            **by_category,
         )
 
 

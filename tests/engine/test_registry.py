@@ -101,3 +101,20 @@ def test_checks_listing_imports_no_check_code():
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_layer_subset_imports_only_its_check_modules():
+    code = (
+        "import sys; from ascend_audit.registry import load_registry;"
+        "reg = load_registry(entry_points=False, layers=('operator',));"
+        "full = load_registry(entry_points=False, catalogue_only=True);"
+        "print(sorted(s.id for s in reg.all()) == sorted(s.id for s in full.all()));"
+        "print(all(s.func.__name__ != '_not_loaded' for s in reg.for_layer('operator')));"
+        "print(all(s.func.__name__ == '_not_loaded' for s in reg.for_layer('driver')));"
+        "print(any(m.startswith('ascend_audit.checks.driver.') and m != "
+        "'ascend_audit.checks.driver.npu_absent' for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True", "True", "True", "False"]

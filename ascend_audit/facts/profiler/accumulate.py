@@ -1,15 +1,16 @@
-"""Accumulating kernel rows into a KernelSummary in bounded memory (Arrow batches or CSV rows)."""
+"""Accumulating kernel rows into a KernelSummary in bounded memory (column-wise batches)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
+from math import isnan, nan
+from operator import itemgetter
 from typing import Any
 
 from ascend_audit.facts.profiler.columns import (
-    NULL_TOKENS,
-    STRIP_CHARS,
     TableLayout,
-    _to_float,
     clean_cell,
     is_ai_cpu,
     type_from_name,
@@ -59,20 +60,18 @@ class KernelAccumulator:
         if len(self.problems) < MAX_PROBLEMS and text not in self.problems:
             self.problems.append(text)
 
-    def add_group(self, core: str, op_type: str, trans: bool, count: int, total: float) -> None:
+    def group_slot(self, core: str, op_type: str, trans: bool) -> list[float]:
+        """The [count, total_us] of one (core, type, trans_ name) group; past MAX_TYPES * 4
+        groups new types fold into <other>."""
         key = (core, op_type, trans)
         slot = self.groups.get(key)
         if slot is None:
             if len(self.groups) >= MAX_TYPES * 4:
                 self.types_folded = True
-                key = (core, "<other>", trans)
-                slot = self.groups.setdefault(key, [0, 0.0])
+                slot = self.groups.setdefault((core, "<other>", trans), [0, 0.0])
             else:
                 slot = self.groups[key] = [0, 0.0]
-        slot[0] += count
-        slot[1] += total
-        self.rows += count
-        self.total_us += total
+        return slot
 
     def add_aicpu(
         self,
@@ -247,148 +246,99 @@ def build_summary(
     )
 
 
-def absorb_batch(acc: KernelAccumulator, cols: Mapping[str, Any], n: int) -> None:
-    """Aggregate one record batch of raw string columns into acc (vectorised)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def text_cell(value: str | None) -> str | None:
+    """A csv-module cell as the aggregation sees it: empty and N/A are missing."""
+    return None if value is None or value in ("", NA) else value
 
+
+def absorb_rows(
+    acc: KernelAccumulator,
+    rows: Sequence[Sequence[Any]],
+    at: Mapping[str, int],
+    cell: Callable[[Any], str | None] = text_cell,
+) -> None:
+    """Aggregate one batch of rows into acc; `at` names the position of each column in a row.
+
+    `cell` turns a raw value into its text (None when missing); it runs once per distinct
+    (core, type, name) and on AI CPU rows only. Durations are added row by row in file order,
+    so the totals do not depend on where batches are cut.
+    """
+    n = len(rows)
     if n == 0:
         return
-    # Durations: fast cast first, clean only when the fast path refuses.
-    dur_raw = cols["dur"]
+    named = [k for k in ("core", "type", "name") if k in at]
+    keys = list(map(itemgetter(*(at[k] for k in named)), rows))
+    counts = Counter(keys)
+    slots: dict[Any, list[float]] = {}
+    final_type: dict[Any, str] = {}
+    ai_names: dict[Any, str | None] = {}
+    for key, count in counts.items():  # first-appearance order
+        raw = dict(zip(named, key))
+        core = clean_cell(cell(raw["core"])) or NA
+        op_type = clean_cell(cell(raw.get("type")))
+        name = cell(raw.get("name"))
+        if op_type is None:
+            if name is not None:
+                op_type = type_from_name(clean_cell(name) or "") or NA
+                acc.named_types += count
+            else:
+                op_type = NA
+        slot = acc.group_slot(core, op_type, name is not None and name.startswith("trans_"))
+        slot[0] += count
+        slots[key] = slot
+        final_type[key] = op_type
+        if is_ai_cpu(core):
+            ai_names[key] = name
+    acc.rows += n
+    durations = _durations(acc, list(map(itemgetter(at["dur"]), rows)), cell)
+    total = acc.total_us
+    for key, dur in zip(keys, durations):
+        slots[key][1] += dur
+        total += dur
+    acc.total_us = total
+    if ai_names:
+        dt_at, sh_at = at.get("dtypes"), at.get("shapes")
+        for i in compress(range(n), map(ai_names.__contains__, keys)):
+            key, row = keys[i], rows[i]
+            op_type = final_type[key]
+            dt = clean_cell(cell(row[dt_at])) if dt_at is not None else None
+            sh = clean_cell(cell(row[sh_at])) if sh_at is not None else None
+            acc.add_aicpu(
+                op_type,
+                clean_cell(ai_names[key]) or op_type,
+                1,
+                durations[i],
+                (dt,) if dt else (),
+                (sh,) if sh else (),
+            )
+    seq = {k: t for k, t in final_type.items() if SEQUENCE_TYPES_RE.match(t)}
+    if seq:
+        acc.feed_sequence(map(seq.__getitem__, filter(seq.__contains__, keys)))
+
+
+def _durations(
+    acc: KernelAccumulator, raw: Sequence[Any], cell: Callable[[Any], str | None]
+) -> list[float]:
+    """Durations in us; missing ones (empty, N/A) and non-numbers (NaN too) count as 0."""
     try:
-        dur = pc.cast(dur_raw, pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        cleaned = pc.ascii_trim(dur_raw, STRIP_CHARS)
-        cleaned = pc.if_else(
-            pc.is_in(cleaned, value_set=pa.array(sorted(NULL_TOKENS))),
-            pa.scalar(None, pa.string()),
-            cleaned,
-        )
-        try:
-            dur = pc.cast(cleaned, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            vals = cleaned.to_pylist()
-            conv = [_to_float(v) for v in vals]
-            bad = sum(1 for v, c in zip(vals, conv) if v is not None and c is None)
-            acc.bad_dur += bad
-            acc.missing_dur -= bad
-            dur = pa.array(conv, pa.float64())
-    acc.missing_dur += dur.null_count
-    dur = pc.fill_null(dur, 0.0)
-
-    # Core and type: dictionary-encode, clean the small dictionaries in Python.
-    core_codes, core_vocab = _encode(cols["core"], n)
-    if core_codes.null_count:
-        core_vocab.append(NA)
-        core_codes = pc.fill_null(core_codes, len(core_vocab) - 1)
-    names = cols.get("name")
-    type_col = cols.get("type")
-    if type_col is None:
-        type_col = pa.nulls(n, pa.string())
-    type_codes, type_vocab = _encode(type_col, n)
-    if type_codes.null_count and names is not None:
-        # Rows without a type: infer it from the kernel name (trans_Cast_19 -> Cast).
-        missing = pc.is_null(type_codes)
-        uniq = pc.unique(pc.filter(names, missing)).drop_null()
-        if len(uniq):
-            mapped = [type_from_name(clean_cell(v) or "") or NA for v in uniq.to_pylist()]
-            base = len(type_vocab)
-            index: dict[str, int] = {}
-            codes: list[int] = []
-            for t in mapped:
-                if t not in index:
-                    index[t] = base + len(index)
-                    type_vocab.append(t)
-                codes.append(index[t])
-            pos = pc.index_in(names, value_set=uniq)
-            derived = pc.take(pa.array(codes, pa.int32()), pos)
-            type_codes = pc.if_else(missing, derived, type_codes)
-            acc.named_types += int(pc.sum(pc.and_(missing, pc.is_valid(derived))).as_py() or 0)
-    if type_codes.null_count:
-        type_vocab.append(NA)
-        type_codes = pc.fill_null(type_codes, len(type_vocab) - 1)
-    if names is not None:
-        trans = pc.fill_null(pc.starts_with(names, "trans_"), False)
-    else:
-        trans = pa.array([False] * n)
-
-    table = pa.table({"c": core_codes, "t": type_codes, "x": trans, "d": dur})
-    grouped = table.group_by(["c", "t", "x"]).aggregate(
-        [("d", "sum"), ("d", "count", pc.CountOptions(mode="all"))]
-    )
-    for c, t, x, s, k in zip(
-        grouped["c"].to_pylist(),
-        grouped["t"].to_pylist(),
-        grouped["x"].to_pylist(),
-        grouped["d_sum"].to_pylist(),
-        grouped["d_count"].to_pylist(),
-    ):
-        acc.add_group(core_vocab[c], type_vocab[t], bool(x), int(k), float(s or 0.0))
-
-    # AI CPU rows: few, grouped with their names and input samples.
-    ai_codes = [i for i, c in enumerate(core_vocab) if is_ai_cpu(c)]
-    if ai_codes:
-        mask = pc.is_in(core_codes, value_set=pa.array(ai_codes, core_codes.type))
-        sub = {"t": pc.filter(type_codes, mask), "d": pc.filter(dur, mask)}
-        for key in ("name", "dtypes", "shapes"):
-            col = cols.get(key)
-            sub[key] = (
-                pc.filter(col, mask) if col is not None else pa.nulls(len(sub["t"]), pa.string())
-            )
-        if len(sub["t"]):
-            g = (
-                pa.table(sub)
-                .group_by(["t", "name", "dtypes", "shapes"])
-                .aggregate([("d", "sum"), ("d", "count", pc.CountOptions(mode="all"))])
-            )
-            for t, name, dts, shs, s, k in zip(
-                g["t"].to_pylist(),
-                g["name"].to_pylist(),
-                g["dtypes"].to_pylist(),
-                g["shapes"].to_pylist(),
-                g["d_sum"].to_pylist(),
-                g["d_count"].to_pylist(),
-            ):
-                op_type = type_vocab[t]
-                acc.add_aicpu(
-                    op_type,
-                    clean_cell(name) or op_type,
-                    int(k),
-                    float(s or 0.0),
-                    [d for d in (clean_cell(dts),) if d],
-                    [x for x in (clean_cell(shs),) if x],
-                )
-
-    # Ordered sub-sequence of the attention / RMSNorm building blocks.
-    seq_codes = [i for i, t in enumerate(type_vocab) if SEQUENCE_TYPES_RE.match(t)]
-    if seq_codes:
-        mask = pc.is_in(type_codes, value_set=pa.array(seq_codes, type_codes.type))
-        picked = pc.filter(type_codes, mask).to_pylist()
-        if picked:
-            acc.feed_sequence(type_vocab[i] for i in picked)
-
-
-def _encode(arr: Any, n: int) -> tuple[Any, list[Any]]:
-    """Dictionary codes (int32, null for missing) and the cleaned vocabulary."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    enc = pc.dictionary_encode(arr)
-    raw_vocab = enc.dictionary.to_pylist()
-    vocab: list[Any] = []
-    index: dict[str, int] = {}
-    remap: list[int | None] = []
-    for v in raw_vocab:
-        c = clean_cell(v)
-        if c is None:
-            remap.append(None)
+        values = list(map(float, raw))
+        if not any(map(isnan, values)):
+            return values
+    except (ValueError, TypeError):
+        pass
+    out: list[float] = []
+    for r in raw:
+        text = clean_cell(cell(r))
+        if text is None:
+            acc.missing_dur += 1
+            out.append(0.0)
             continue
-        if c not in index:
-            index[c] = len(vocab)
-            vocab.append(c)
-        remap.append(index[c])
-    codes = pc.take(pa.array(remap, pa.int32()), enc.indices.cast(pa.int32()))
-    return codes, vocab
+        try:
+            value = float(text)
+        except ValueError:
+            value = nan
+        if value != value:
+            acc.bad_dur += 1
+            value = 0.0
+        out.append(value)
+    return out

@@ -1,59 +1,39 @@
-"""kernel_details / op_summary tables: summarised through pyarrow in chunks, else the csv module;
-merging the summaries of several ranks."""
+"""kernel_details / op_summary tables: summarised by the fast path (table_scan), else the csv
+module; merging the summaries of several ranks."""
 
 from __future__ import annotations
 
 import csv
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_batch, build_summary
+from ascend_audit.facts.profiler.accumulate import (
+    KernelAccumulator,
+    absorb_rows,
+    build_summary,
+    text_cell,
+)
 from ascend_audit.facts.profiler.columns import TableLayout, detect_layout, read_header, shorten
-from ascend_audit.facts.profiler.summaries import MAX_SAMPLES, NA, AiCpuOp, KernelSummary, OpStat
-from ascend_audit.safe_io import bounded_lines, open_regular
+from ascend_audit.facts.profiler.summaries import MAX_SAMPLES, AiCpuOp, KernelSummary, OpStat
+from ascend_audit.facts.profiler.table_scan import scan_table
+from ascend_audit.safe_io import LINE_CAP, OVERLONG, open_regular
 
-CHUNK_BYTES = 16 << 20  # bytes of CSV handed to pyarrow at a time
-PARSE_BLOCK = 2 << 20  # pyarrow's parallel parse unit inside a chunk
-MAX_LINE_BYTES = 64 << 20
-FALLBACK_BATCH_ROWS = 65_536
+BATCH_ROWS = 65_536  # rows of the csv-module reader aggregated at a time
 
 # --------------------------------------------------------------------------- kernel tables
-
-
-def _arrow_without_pandas() -> None:
-    """Import pyarrow so that it does not pull in pandas, which this layer never uses.
-
-    pyarrow probes for pandas the first time it converts Python values, and importing pandas
-    costs ~0.4 s. Hiding pandas for that one probe makes pyarrow settle on "no pandas" for this
-    process (its pandas integration, e.g. to_pandas, is then off); pandas itself stays importable.
-    """
-    import pyarrow as pa
-
-    if "pandas" in sys.modules:
-        return
-    hide = _HidePandas()
-    sys.meta_path.insert(0, hide)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(hide)
-
-
-class _HidePandas:
-    """A meta-path finder under which `import pandas` fails at once."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ImportError("pandas hidden from pyarrow's optional probe")
 
 
 def summarize_kernels(
     path: str | os.PathLike[str], progress: Callable[[int], None] | None = None
 ) -> KernelSummary:
-    """Summarise a kernel_details.csv or op_summary_*.csv in bounded memory; never raises."""
+    """Summarise a kernel_details.csv or op_summary_*.csv in bounded memory; never raises.
+
+    The fast path (table_scan) reads most files; what it cannot prove it reads exactly as the
+    csv module does, the csv module reads.
+    """
     p = Path(path)
     source = str(p)
     try:
@@ -65,13 +45,18 @@ def summarize_kernels(
         layout = detect_layout(header, p.name)
         if layout.problem:
             return KernelSummary(source, "unknown", layout.header, problems=(layout.problem,))
-        try:
-            _arrow_without_pandas()
-            return _summarize_arrow(p, layout, progress)
-        except _FallBack as why:
-            acc = KernelAccumulator()
-            _summarize_csv(p, layout, acc)
-            return acc.finish(source, layout, [f"{p.name}: {why}; read with the csv module"])
+        fast = scan_table(p, layout, progress)
+        if fast is not None:
+            rows = CsvRows(p.name, layout, fast.acc)
+            rows.not_utf8 = fast.not_utf8
+            if fast.last_line:
+                rows.feed([fast.last_line], skip_header=False, lines_before=fast.lines_before)
+            return fast.acc.finish(source, layout, rows.finish())
+        acc = KernelAccumulator()
+        rows = CsvRows(p.name, layout, acc)
+        with open_regular(p) as fh:
+            rows.feed(_byte_lines(fh), skip_header=True)
+        return acc.finish(source, layout, rows.finish())
     except Exception as exc:  # a parser must never crash the audit
         return KernelSummary(
             source,
@@ -80,161 +65,101 @@ def summarize_kernels(
         )
 
 
-class _FallBack(Exception):
-    pass
-
-
-def _summarize_arrow(
-    p: Path, layout: TableLayout, progress: Callable[[int], None] | None = None
-) -> KernelSummary:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    bad_rows: list[str] = []
-    bad_count = [0]
-
-    def on_invalid(row: Any) -> str:
-        bad_count[0] += 1
-        if len(bad_rows) < 3:
-            bad_rows.append(
-                f"expected {row.expected_columns} fields, got {row.actual_columns}: "
-                f"{shorten(row.text or '', 80)!r}"
-            )
-        return "skip"
-
-    raw_names = list(dict.fromkeys(layout.columns.values()))
-    if len(set(layout.raw_header)) != len(layout.raw_header):
-        raise _FallBack("the header repeats a column name")
-    acc = KernelAccumulator()
-    read_opts = pacsv.ReadOptions(
-        column_names=list(layout.raw_header), block_size=PARSE_BLOCK, use_threads=True
-    )
-    parse_opts = pacsv.ParseOptions(invalid_row_handler=on_invalid)
-    convert_opts = pacsv.ConvertOptions(
-        include_columns=raw_names,
-        column_types={c: pa.string() for c in raw_names},
-        null_values=["N/A", ""],
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-    )
-    try:
-        for chunk in _line_chunks(p, progress):
-            table = pacsv.read_csv(
-                pa.py_buffer(chunk),
-                read_options=read_opts,
-                parse_options=parse_opts,
-                convert_options=convert_opts,
-            )
-            cols = {
-                logical: table.column(raw).combine_chunks()
-                for logical, raw in layout.columns.items()
-            }
-            absorb_batch(acc, cols, table.num_rows)
-            del table, cols
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        text = str(exc)
-        reason = "invalid UTF-8 bytes" if "UTF8" in text else shorten(text, 100)
-        raise _FallBack(f"pyarrow could not parse it ({reason})") from exc
-    extra = []
-    if bad_count[0]:
-        extra.append(
-            f"{p.name}: {bad_count[0]} malformed row(s) skipped (truncated file?); "
-            + "; ".join(bad_rows)
-        )
-    return acc.finish(str(p), layout, extra)
-
-
-def _line_chunks(p: Path, progress: Callable[[int], None] | None = None) -> Iterator[memoryview]:
-    """The data rows of a CSV file in ~CHUNK_BYTES pieces cut at line ends, header skipped.
-
-    Arrow's own streaming reader keeps many blocks in flight (peak memory ~40x the block
-    size); cutting the file ourselves keeps one chunk alive. Kernel tables never put a
-    newline inside a quoted value; if one did, the rows around a cut would be reported as
-    malformed rather than misread.
-    """
-    buf = bytearray(CHUNK_BYTES)
-    with open_regular(p) as fh:
-        head = fh.readline(MAX_LINE_BYTES)
-        if not head.endswith(b"\n"):
+def _byte_lines(fh: IO[bytes], limit: int = LINE_CAP) -> Iterator[bytes]:
+    """The lines of a file as bytes, none longer than `limit` (see safe_io.bounded_lines)."""
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
             return
-        filled = 0
-        while True:
-            if filled == len(buf):
-                if len(buf) >= MAX_LINE_BYTES:
-                    raise _FallBack(f"a line longer than {MAX_LINE_BYTES >> 20} MB")
-                buf = buf + bytes(len(buf))  # a new object: old chunks may still be viewed
-            view = memoryview(buf)
-            n = fh.readinto(view[filled:])
-            if progress and n:
-                progress(n)
-            if not n:
-                if filled:
-                    yield view[:filled]
-                return
-            filled += n
-            cut = buf.rfind(b"\n", 0, filled) + 1
-            if cut == 0:
-                continue
-            yield view[:cut]
-            del view
-            tail = filled - cut
-            buf[:tail] = buf[cut:filled]
-            filled = tail
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while True:  # the rest of the overlong line
+            rest = fh.readline(limit)
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield OVERLONG.encode()
 
 
-def _summarize_csv(p: Path, layout: TableLayout, acc: KernelAccumulator) -> None:
-    """Fallback reader: csv module, fixed-size batches fed to the same aggregation."""
-    import pyarrow as pa
+class CsvRows:
+    """The csv-module reader of kernel tables: the reference the fast path must equal.
 
-    want = dict(layout.indices)
-    width = len(layout.header)
-    bad = 0
-    samples: list[str] = []
-    buf: dict[str, list[str | None]] = {k: [] for k in want}
+    Rows whose field count differs from the header's are skipped and reported as malformed;
+    the rest are aggregated in batches of BATCH_ROWS.
+    """
 
-    def flush() -> None:
-        n = len(buf["core"])
-        if n:
-            cols = {k: pa.array(v, pa.string()) for k, v in buf.items()}
-            absorb_batch(acc, cols, n)
-            for v in buf.values():
-                v.clear()
+    def __init__(self, name: str, layout: TableLayout, acc: KernelAccumulator) -> None:
+        self.name = name
+        self.acc = acc
+        by_index = sorted((i, k) for k, i in layout.indices.items())
+        self.at = {k: pos for pos, (_i, k) in enumerate(by_index)}
+        self.pick = itemgetter(*(i for i, _k in by_index))
+        self.width = len(layout.header)
+        self.buf: list[Any] = []
+        self.bad = 0
+        self.samples: list[str] = []
+        self.not_utf8 = False
 
-    with open_regular(p, "r", encoding="utf-8", errors="replace", newline="") as fh:
-        lines = (line.replace("\x00", "") for line in bounded_lines(fh))
-        reader = csv.reader(lines)
-        first = True
+    def _decode(self, lines: Iterable[bytes]) -> Iterator[str]:
+        for line in lines:
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                self.not_utf8 = True
+                text = line.decode("utf-8", "replace")
+            yield text.replace("\x00", "")
+
+    def _malformed(self, text: str) -> None:
+        self.bad += 1
+        if len(self.samples) < 3:
+            self.samples.append(text)
+
+    def feed(self, lines: Iterable[bytes], skip_header: bool, lines_before: int = 0) -> None:
+        """Read the records of these lines (the first one is the header when skip_header)."""
+        reader = csv.reader(self._decode(lines))
+        first = skip_header
+        width = self.width
+        pick = self.pick
+        buf = self.buf
         while True:
             try:
                 row = next(reader)
             except StopIteration:
                 break
             except csv.Error as exc:
-                bad += 1
-                if len(samples) < 3:
-                    samples.append(str(exc))
+                self._malformed(f"line {lines_before + reader.line_num}: {exc}")
                 continue
             if first:
                 first = False
                 continue
             if len(row) != width:
-                if not row:
-                    continue
-                bad += 1
-                if len(samples) < 3:
-                    samples.append(
-                        f"line {reader.line_num}: {len(row)} fields: {shorten(','.join(row), 80)!r}"
+                if row:
+                    self._malformed(
+                        f"line {lines_before + reader.line_num}: {len(row)} of {width} fields: "
+                        f"{shorten(','.join(row), 80)!r}"
                     )
-                if len(row) < width:
-                    continue
-            for k, i in want.items():
-                v = row[i]
-                buf[k].append(None if v in ("", NA) else v)
-            if len(buf["core"]) >= FALLBACK_BATCH_ROWS:
-                flush()
-    flush()
-    if bad:
-        acc.problem(f"{p.name}: {bad} malformed row(s) (truncated file?); " + "; ".join(samples))
+                continue
+            buf.append(pick(row))
+            if len(buf) >= BATCH_ROWS:
+                self._flush()
+        self._flush()
+
+    def _flush(self) -> None:
+        if self.buf:
+            absorb_rows(self.acc, self.buf, self.at, text_cell)
+            self.buf.clear()
+
+    def finish(self) -> list[str]:
+        """The problems of what was read."""
+        out = []
+        if self.not_utf8:
+            out.append(f"{self.name}: bytes that are not UTF-8 were read as U+FFFD")
+        if self.bad:
+            out.append(
+                f"{self.name}: {self.bad} malformed row(s) skipped (truncated file?); "
+                + "; ".join(self.samples)
+            )
+        return out
 
 
 def merge_summaries(summaries: Iterable[KernelSummary]) -> KernelSummary:
