@@ -29,7 +29,11 @@ META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence
 # Translated metadata sits beside the English in the same table: title_zh, remediation_zh, …
 TRANSLATED_KEYS = ("title", "rationale", "remediation")
 TRANSLATIONS = ("zh",)
-ALLOWED_KEYS = META_KEYS + tuple(f"{k}_{lang}" for k in TRANSLATED_KEYS for lang in TRANSLATIONS)
+# en_digest_zh = {title = "…", remediation = "…"}: the digest (i18n.en_digest) of the English each
+# translation was made from, so a changed English text cannot leave its translation lagging unseen.
+DIGEST_KEYS = tuple(f"en_digest_{lang}" for lang in TRANSLATIONS)
+TRANSLATION_KEYS = tuple(f"{k}_{lang}" for k in TRANSLATED_KEYS for lang in TRANSLATIONS)
+ALLOWED_KEYS = META_KEYS + TRANSLATION_KEYS + DIGEST_KEYS
 CheckFunc = Callable[[Any], Any]
 
 
@@ -53,6 +57,7 @@ class CheckSpec:
     tags: tuple[str, ...] = ()  # as written in the metadata; see all_tags for the derived ones
     translations: tuple[tuple[str, str], ...] = ()  # (("title_zh", "…"), …)
     policy_keys: tuple[str, ...] = ()  # the policy settings it reads ("operator.aicpu_share_fail")
+    translated_from: tuple[tuple[str, str], ...] = ()  # (("title_zh", "<en_digest>"), …)
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -196,9 +201,8 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     tags = meta.get("tags") or ()
     if isinstance(tags, str):
         tags = (tags,)
-    translations = tuple(
-        (k, str(meta[k]).strip()) for k in ALLOWED_KEYS[len(META_KEYS) :] if meta.get(k)
-    )
+    translations = tuple((k, str(meta[k]).strip()) for k in TRANSLATION_KEYS if meta.get(k))
+    translated_from = _translated_from(cid, origin, meta)
     policy_keys = _policy_keys(cid, origin, meta.get("policy"))
     return CheckSpec(
         cid,
@@ -213,7 +217,22 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
         tuple(str(t).strip().lower() for t in tags if str(t).strip()),
         translations,
         policy_keys,
+        translated_from,
     )
+
+
+def _translated_from(cid: str, origin: str, meta: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """(("title_zh", digest), …) from the en_digest_<lang> tables of a check's metadata."""
+    out: list[tuple[str, str]] = []
+    for key in DIGEST_KEYS:
+        table = meta.get(key)
+        if table is None:
+            continue
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise RegistryError(f"check {cid} in {origin}: {key} must map fields to digests")
+        lang = key.rsplit("_", 1)[1]
+        out.extend((f"{field}_{lang}", digest) for field, digest in sorted(table.items()))
+    return tuple(out)
 
 
 def _policy_keys(cid: str, origin: str, declared: Any) -> tuple[str, ...]:

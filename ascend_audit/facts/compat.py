@@ -16,6 +16,7 @@ __all__ = [
     "CompatAnswer",
     "CompatRow",
     "base_version",
+    "cell_matches",
     "check_cann_hdk",
     "check_mindie",
     "check_torch_npu_cann",
@@ -164,8 +165,9 @@ def _local(version: str | None) -> str:
     return version.split("+", 1)[1].lower() if isinstance(version, str) and "+" in version else ""
 
 
-def _matches(pattern: str, version: str) -> bool:
-    """Whether a version matches a table cell: exact, `25.0.X` wildcard, or one of `a/b;c`."""
+def cell_matches(pattern: str, version: str) -> bool:
+    """Whether a version matches a table cell: exact, `25.0.X` wildcard, or one of `a/b;c`
+    (a `>=` minimum matches nothing here)."""
     for alt in re.split(r"[/;]", pattern):
         alt = alt.strip()
         if not alt or alt.startswith(">="):
@@ -207,8 +209,9 @@ def _rows(name: str) -> tuple[tuple[CompatRow, ...], list[str]]:
     return rows, [problem] if problem else []
 
 
-def _blank(v: Any) -> bool:
-    return not isinstance(v, str) or not v.strip()
+def _text(v: object) -> str:
+    """A given version, stripped; empty when it is missing or not a string."""
+    return v.strip() if isinstance(v, str) else ""
 
 
 # --- torch <-> torch_npu <-> CANN -------------------------------------------------------------
@@ -222,7 +225,8 @@ def check_torch_torch_npu(torch: str | None, torch_npu: str | None) -> CompatAns
     """torch and torch_npu must share the base release (torch_npu 2.9.0.post2 pins torch 2.9.0)."""
     q = f"torch {torch} with torch_npu {torch_npu}"
     rows, problems = _rows("torch_npu")
-    if _blank(torch) or _blank(torch_npu):
+    torch, torch_npu = _text(torch), _text(torch_npu)
+    if not torch or not torch_npu:
         return _answer(q, "unknown", "a version is missing", "torch_npu", (), problems)
     tb, nb = base_version(torch), base_version(torch_npu)
     if len(tb) < 2 or len(nb) < 2:
@@ -281,7 +285,8 @@ def check_torch_npu_cann(torch_npu: str | None, cann: str | None) -> CompatAnswe
     """torch_npu against CANN: the adapter table, plus the pairings vllm-ascend releases ship."""
     q = f"torch_npu {torch_npu} with CANN {cann}"
     rows, problems = _rows("torch_npu")
-    if _blank(torch_npu) or _blank(cann):
+    torch_npu, cann = _text(torch_npu), _text(cann)
+    if not torch_npu or not cann:
         return _answer(q, "unknown", "a version is missing", "torch_npu", (), problems)
     want = version_tokens(torch_npu)
     exact = [r for r in rows if version_tokens(r.get("torch_npu")) == want]
@@ -290,7 +295,7 @@ def check_torch_npu_cann(torch_npu: str | None, cann: str | None) -> CompatAnswe
     shipped = [r for r in rel if version_tokens(r.get("torch_npu")) == want]
     for r in exact + shipped:
         col = "cann" if r.table == "torch_npu" else "stable_cann"
-        if _matches(r.get(col), cann):
+        if cell_matches(r.get(col), cann):
             return _answer(
                 q, "ok", f"documented pairing ({r.table} table)", "torch_npu", [r], problems
             )
@@ -364,7 +369,7 @@ def check_vllm_ascend(
 ) -> CompatAnswer:
     """The installed stack against the vllm-ascend release row (and that tag's pinned files)."""
     given = {
-        k: v
+        k: _text(v)
         for k, v in {
             "vllm": vllm,
             "cann": cann,
@@ -373,7 +378,7 @@ def check_vllm_ascend(
             "triton_ascend": triton_ascend,
             "python": python,
         }.items()
-        if not _blank(v)
+        if _text(v)
     }
     q = f"vllm-ascend {vllm_ascend} with " + (
         ", ".join(f"{k} {v}" for k, v in given.items()) or "nothing else"
@@ -381,7 +386,8 @@ def check_vllm_ascend(
     rows, problems = _rows("vllm_ascend_release")
     pins, p2 = _rows("vllm_ascend_tag_pins")
     problems += p2
-    if _blank(vllm_ascend):
+    vllm_ascend = _text(vllm_ascend)
+    if not vllm_ascend:
         return _answer(
             q, "unknown", "vllm-ascend version is missing", "vllm_ascend_release", (), problems
         )
@@ -427,7 +433,7 @@ def check_vllm_ascend(
         if comp == "torch":
             if any(base_version(a) == base_version(have) for a in allowed):
                 continue
-        elif any(_matches(a, have) for a in allowed):
+        elif any(cell_matches(a, have) for a in allowed):
             continue
         if any(
             _same_line(a, have) if comp == "cann" else base_version(a) == base_version(have)
@@ -479,7 +485,8 @@ def check_mindie(
     """MindIE against CANN, torch_npu (via the PTA release it names) and the driver."""
     q = f"MindIE {mindie} with CANN {cann}, torch_npu {torch_npu}, HDK {hdk}"
     rows, problems = _rows("mindie")
-    if _blank(mindie):
+    mindie, cann, torch_npu, hdk = _text(mindie), _text(cann), _text(torch_npu), _text(hdk)
+    if not mindie:
         return _answer(q, "unknown", "MindIE version is missing", "mindie", (), problems)
     row = next((r for r in rows if version_tokens(r.get("mindie")) == version_tokens(mindie)), None)
     if row is None:
@@ -493,19 +500,15 @@ def check_mindie(
         )
     bad: list[str] = []
     near: list[str] = []
-    if (
-        not _blank(cann)
-        and row.get("cann").lower() not in _NA
-        and not _matches(row.get("cann"), cann)
-    ):
+    if cann and row.get("cann").lower() not in _NA and not cell_matches(row.get("cann"), cann):
         (near if _same_line(row.get("cann"), cann) else bad).append(
             f"CANN {cann} (table: {row.get('cann')})"
         )
-    if not _blank(hdk) and row.get("hdk").lower() not in _NA and not _matches(row.get("hdk"), hdk):
+    if hdk and row.get("hdk").lower() not in _NA and not cell_matches(row.get("hdk"), hdk):
         bad.append(f"HDK {hdk} (table: {row.get('hdk')})")
     extra: list[CompatRow] = []
     pta_text = row.get("torch_torch_npu_or_PTA")
-    if not _blank(torch_npu) and pta_text.lower() not in _NA:
+    if torch_npu and pta_text.lower() not in _NA:
         bases = {
             tuple(int(x) for x in m.split("."))
             for m in re.findall(r"torch/torch_npu (\d+\.\d+\.\d+)", pta_text)
@@ -532,7 +535,7 @@ def check_mindie(
             used,
             problems,
         )
-    if _blank(cann) and _blank(torch_npu) and _blank(hdk):
+    if not cann and not torch_npu and not hdk:
         return _answer(
             q, "unknown", "MindIE is known; nothing given to compare", "mindie", used, problems
         )
@@ -551,14 +554,15 @@ def check_cann_hdk(
     product is in use (PRODUCTS); a build or patch matches its release's rows."""
     q = f"CANN {cann} with HDK {hdk}"
     rows, problems = _rows("cann_hdk")
-    if _blank(cann) or _blank(hdk):
+    cann, hdk = _text(cann), _text(hdk)
+    if not cann or not hdk:
         return _answer(q, "unknown", "a version is missing", "cann_hdk", (), problems)
     explicit = [
         r
         for r in rows
         if not r.get("cann").startswith(">=")
-        and _matches(r.get("cann"), cann)
-        and _matches(r.get("hdk"), hdk)
+        and cell_matches(r.get("cann"), cann)
+        and cell_matches(r.get("hdk"), hdk)
     ]
     no = [r for r in explicit if r.get("compatible").upper() == "N"]
     yes = [r for r in explicit if r.get("compatible").upper() == "Y"]
@@ -582,7 +586,7 @@ def check_cann_hdk(
                 problems,
             )
     same_cann = [
-        r for r in rows if not r.get("cann").startswith(">=") and _matches(r.get("cann"), cann)
+        r for r in rows if not r.get("cann").startswith(">=") and cell_matches(r.get("cann"), cann)
     ]
     return _answer(
         q,

@@ -4,12 +4,14 @@
 `check_text(check_id, field, lang)` gives a check's title or remediation in a language: from the
 check's own metadata (`title_zh = …` beside it) or from checks.<lang>.toml here. The JSON report
 keeps English: only renderers translate, so a report can be re-rendered in either language.
+Each check translation records `en_digest(english)` of the text it translates; `stale_translations`
+names those whose English changed since (tests/engine/test_i18n_digests.py).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -69,18 +71,28 @@ def layer_word(layer: str, lang: str = DEFAULT_LANG) -> str:
 
 
 @cache
+def _catalog_file(lang: str) -> dict[str, dict[str, Any]]:
+    """checks.<lang>.toml as written: check id → {title, remediation, en_digest = {field: …}}."""
+    from ascend_audit.registry import tomllib
+
+    path = os.path.join(os.path.dirname(__file__), f"checks.{lang}.toml")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    return {cid: table for cid, table in data.items() if isinstance(table, dict)}
+
+
+@cache
 def check_catalog(lang: str) -> dict[str, dict[str, str]]:
     """Check id → {title, remediation} in LANG for the built-in checks (not for English)."""
     if lang == DEFAULT_LANG:
         return {}
-    from ascend_audit.registry import load_registry, tomllib
+    from ascend_audit.registry import load_registry
 
     out: dict[str, dict[str, str]] = {}
-    path = os.path.join(os.path.dirname(__file__), f"checks.{lang}.toml")
-    if os.path.isfile(path):
-        with open(path, "rb") as fh:
-            for cid, table in tomllib.load(fh).items():
-                out[cid] = {k: str(v).strip() for k, v in table.items() if isinstance(v, str)}
+    for cid, table in _catalog_file(lang).items():
+        out[cid] = {k: str(v).strip() for k, v in table.items() if isinstance(v, str)}
     try:
         registry = load_registry(entry_points=False, catalogue_only=True)
     except Exception:  # a broken metadata file must not break rendering; English is shown
@@ -92,6 +104,54 @@ def check_catalog(lang: str) -> dict[str, dict[str, str]]:
                 out.setdefault(spec.id, {})[field] = own
         if spec.id in out:  # to tell a node-specific fix from the check's generic one
             out[spec.id]["en_remediation"] = spec.remediation
+    return out
+
+
+def en_digest(text: str) -> str:
+    """A short digest of an English text, blind to line breaks and indentation: a translation
+    records the digest of the English it was made from (`en_digest`, `en_digest_zh`)."""
+    import hashlib
+
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:8]
+
+
+def stale_translations(lang: str, specs: Iterable[Any] | None = None) -> list[str]:
+    """Every translated field of the built-in checks (or SPECS) that is missing in LANG, or whose
+    English changed since it was translated: one line each, naming the digest to record."""
+    if specs is None:
+        from ascend_audit.registry import load_registry
+
+        specs = load_registry(entry_points=False, catalogue_only=True).all()
+    book = _catalog_file(lang)
+    out: list[str] = []
+    for spec in specs:
+        entry = book.get(spec.id, {})
+        recorded = entry.get("en_digest")
+        file_digests = recorded if isinstance(recorded, dict) else {}
+        inline_digests = dict(spec.translated_from)
+        for field in ("title", "rationale", "remediation"):
+            english = str(getattr(spec, field, "") or "")
+            inline = spec.text(field, lang)
+            text = inline or str(entry.get(field, "") or "").strip()
+            if not english.strip() or (field not in CHECK_FIELDS and not text):
+                continue  # rationale: translated only where a check chose to
+            where = f"en_digest_{lang}" if inline else f"checks.{lang}.toml en_digest"
+            now = en_digest(english)
+            made_from = inline_digests.get(f"{field}_{lang}") if inline else None
+            if not inline:
+                made_from = file_digests.get(field)
+            if not text:
+                out.append(f"{spec.id}.{field}: no {lang} translation (English {now})")
+            elif made_from is None:
+                out.append(
+                    f"{spec.id}.{field}: {where} does not say which English it translates"
+                    f" (English now {now})"
+                )
+            elif made_from != now:
+                out.append(
+                    f"{spec.id}.{field}: English changed since the {lang} text was written"
+                    f" ({where} {made_from}, English now {now})"
+                )
     return out
 
 

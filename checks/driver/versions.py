@@ -260,10 +260,16 @@ def hdk_finding(cann: str, hdk: str, family_ok: bool) -> Outcome | None:
     if answer.verdict == "bad":
         return fail(f"CANN {cann} with driver {hdk}: {answer.reason} in the {where}{scope}{source}")
     if answer.verdict == "ok":
-        return note(f"CANN {cann} with driver {hdk} {answer.reason} in the {where}")
+        said = f" (a row the project added from {row.source})" if row and _project(row) else ""
+        return note(f"CANN {cann} with driver {hdk} {answer.reason} in the {where}{said}")
     if family_ok:
         return note(f"CANN {cann} with driver {hdk} is not in the {where}; the toolkit accepts it")
     return warn(f"CANN {cann} with driver {hdk} is not in the {where}; check the release notes")
+
+
+def _project(row: Any) -> bool:
+    """A row of data/compat_project.toml (cited release notes), not of the reference tables."""
+    return row is not None and row.get("origin") == "project"
 
 
 def running_driver(vf: Any, boards: Any, run: Any) -> tuple[str | None, str]:

@@ -456,3 +456,30 @@ def test_both_layouts_present_the_newest_wins(tmp_path):
     write(tmp_path / "root", files)
     vf = gather(tmp_path, VERSION_FILES)
     assert vf.cann_version == "8.5.0" and len(vf.toolkits) == 2
+
+
+def test_a_pair_the_reference_lacks_is_judged_by_its_cited_project_row(tmp_path, monkeypatch):
+    """A container without the driver's version.info: CANN 8.5.1 on driver 25.2.0 (from the
+    boards). The reference tables do not list CANN 8.5.1; the project's row from the MindIE
+    3.0.0 release note (8.5.1 takes 8.5.0's HDKs) does. Without that row the pair warns."""
+    from ascend_audit.facts import compat
+
+    files = {TOOLKIT.format(arch="aarch64"): toolkit_info("8.5.1", "V100R001C25SPC001B001")}
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    smi = npu_smi({i: board(i, software="25.2.0", firmware="7.8.0.2.212") for i in range(8)})
+    r, _ = judge(tmp_path / "with", "DRV-VER-002", files, smi)
+    assert r.status is Status.PASS, r.summary
+    assert "CANN 8.5.1 with driver 25.2.0 listed as compatible" in r.summary
+    assert "a row the project added from https://gitcode.com/Ascend/release-management" in r.summary
+
+    real = compat._load
+
+    def reference_only(name: str):
+        rows, problem = real(name)
+        return tuple(x for x in rows if x.get("origin") != "project"), problem
+
+    monkeypatch.setattr(compat, "_load", reference_only)
+    r, _ = judge(tmp_path / "without", "DRV-VER-002", files, smi)
+    assert r.status is Status.WARN
+    assert "CANN 8.5.1 with driver 25.2.0 is not in the table of version" in r.summary

@@ -86,3 +86,14 @@ def test_docker_runtime_variable_that_does_not_match_the_devices_warns(tmp_path)
     r = judge(tmp_path, {"ASCEND_VISIBLE_DEVICES": "4,5"}, given=tuple(range(8)))
     assert r.status.value == "WARN"
     assert "ASCEND_VISIBLE_DEVICES=4,5" in r.summary and "Ascend Docker Runtime" in r.summary
+
+
+def test_device_plugin_order_of_the_runtime_variable_is_not_ee1001(tmp_path):
+    """HAMi's device plugin hands a pod ASCEND_VISIBLE_DEVICES=4,3 (physical ids, its order):
+    the Ascend Docker Runtime reads that set, CANN's EE1001 ordering rule is for
+    ASCEND_RT_VISIBLE_DEVICES only (HAMi issue #1894)."""
+    r = judge(tmp_path, {"ASCEND_VISIBLE_DEVICES": "4,3"}, given=(3, 4))
+    assert r.status.value == "PASS", r.summary
+    (tmp_path / "rt").mkdir()
+    rt = judge(tmp_path / "rt", {"ASCEND_RT_VISIBLE_DEVICES": "1,0"}, given=(3, 4))
+    assert rt.status.value == "FAIL" and "EE1001" in rt.summary

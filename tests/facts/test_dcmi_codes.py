@@ -51,6 +51,22 @@ def test_8020_wording_of_the_cann_container_image_issue():
     assert lookup(-8020).name == "DCMI_ERR_CODE_RESOURCE_OCCUPIED"
 
 
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        # the HAMi ascend-device-plugin log's wording (issue #66): camel-case retCode
+        ("get vDev activity failed, err: retCode: -8255", -8255),
+        ("dcmi_get_device_info failed, ret = -8007", -8007),
+        ("query failed, return code -8020", -8020),
+        ("dcmi init failed, error code is -8005", -8005),
+        ("dcmi init failed, errorcode=-8001", -8001),
+        ("DrvMngGetConsoleLogLevel failed. (ret=4)", None),  # not a DCMI code
+    ],
+)
+def test_return_code_wordings(line, code):
+    assert parse_messages(line + "\n").return_codes == ((code,) if code else ())
+
+
 def test_partial_install_warning_above_the_table():
     msgs = parse_messages(PARTIAL + "\n+----+\n| npu-smi 24.1.rc3  Version: 24.1.rc3 |\n")
     assert msgs.partial_install == PARTIAL

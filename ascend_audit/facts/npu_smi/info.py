@@ -283,7 +283,7 @@ def _build_chip(
         return None
     name = cell(tcells, lay.name_cell) if lay.name_cell is not None else " ".join(id_words[1:])
     health = cell(tcells, lay.health_cell)
-    top = _read_metrics(cell(tcells, lay.top_cell), lay.top_keys, tline, probs)
+    top_m = _read_metrics(cell(tcells, lay.top_cell), lay.top_keys, tline, probs)
     bot = _read_metrics(cell(bcells, lay.bottom_cell), lay.bottom_keys, bline, probs)
 
     chip_words = cell(bcells, lay.chip_cell).split() if lay.has_chip else []
@@ -318,9 +318,9 @@ def _build_chip(
             return p or (None, None)
         return p
 
-    temp = num(top, "temp", _to_float, tline)
+    temp = num(top_m, "temp", _to_float, tline)
     aicore = num(bot, "aicore", _to_float, bline)
-    hp = pair(top, "hugepages", tline)
+    hp = pair(top_m, "hugepages", tline)
     mem = pair(bot, "memory", bline)
     hbm = pair(bot, "hbm", bline)
     return NpuChip(
@@ -330,7 +330,7 @@ def _build_chip(
         health=health,
         phy_id=second if lay.second_id == "phy_id" else None,
         logic_id=second if lay.second_id == "logic_id" else None,
-        power_w=num(top, "power", _to_float, tline),
+        power_w=num(top_m, "power", _to_float, tline),
         temperature_c=int(temp) if temp is not None else None,
         hugepages_used=hp[0],
         hugepages_total=hp[1],

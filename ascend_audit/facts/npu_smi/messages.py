@@ -17,8 +17,10 @@ from typing import Any
 
 from ascend_audit.facts.npu_smi._text import _lines
 
+# `ret is -8005`, `ret = -8007`, `return code -8020`, `retCode: -8255` (DCMI callers' logs),
+# `error code is -8005`, `errorcode=-8001`.
 _CODE_RE = re.compile(
-    r"\b(?:ret(?:urn)?(?:\s+code)?|error\s+code|err(?:or)?)\s*(?:is|=|:)?\s*(-8\d{3})\b", re.I
+    r"\b(?:ret(?:urn)?|err(?:or)?)(?:[\s_]*code)?\s*(?:is|=|:)?\s*(-8\d{3})\b", re.I
 )
 _PARTIAL_RE = re.compile(r"may not be completely installed", re.I)
 _WARN_RE = re.compile(r"^\s*\[?\s*warn(?:ing)?\s*\]?", re.I)
