@@ -14,7 +14,7 @@ import fcntl
 import os
 import stat
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, overload
 
 MAX_HOPS = 40
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
@@ -314,18 +314,28 @@ LINE_CAP = 1 << 20  # characters of one line of a table (a CSV row); longer line
 OVERLONG = "<line longer than the cap: skipped>\n"
 
 
-def bounded_lines(fh: IO[str], limit: int = LINE_CAP) -> Iterator[str]:
-    """The lines of a text file, never holding more than `limit` characters of one: a longer
-    line is read through in pieces and yielded as OVERLONG (a malformed row to its reader)."""
+@overload
+def bounded_lines(fh: IO[str], limit: int = ...) -> Iterator[str]: ...
+@overload
+def bounded_lines(fh: IO[bytes], limit: int = ...) -> Iterator[bytes]: ...
+def bounded_lines(fh: IO[Any], limit: int = LINE_CAP) -> Iterator[Any]:
+    """The lines of a text or binary file, never holding more than `limit` characters (bytes) of
+    one: a longer line is read through in pieces and yielded as OVERLONG (a malformed row to its
+    reader), as bytes for a binary file."""
+    nl: Any = None
+    overlong: Any = None
     while True:
         line = fh.readline(limit + 1)
         if not line:
             return
-        if len(line) <= limit or line.endswith("\n"):
+        if nl is None:
+            binary = isinstance(line, bytes)
+            nl, overlong = (b"\n", OVERLONG.encode()) if binary else ("\n", OVERLONG)
+        if len(line) <= limit or line.endswith(nl):
             yield line
             continue
         while True:  # the rest of the overlong line
             rest = fh.readline(limit)
-            if not rest or rest.endswith("\n"):
+            if not rest or rest.endswith(nl):
                 break
-        yield OVERLONG
+        yield overlong

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ascend_audit.facts.profiler.accumulate import (
     KernelAccumulator,
@@ -19,7 +19,7 @@ from ascend_audit.facts.profiler.accumulate import (
 from ascend_audit.facts.profiler.columns import TableLayout, detect_layout, read_header, shorten
 from ascend_audit.facts.profiler.summaries import MAX_SAMPLES, AiCpuOp, KernelSummary, OpStat
 from ascend_audit.facts.profiler.table_scan import scan_table
-from ascend_audit.safe_io import LINE_CAP, OVERLONG, open_regular
+from ascend_audit.safe_io import bounded_lines, open_regular
 
 BATCH_ROWS = 65_536  # rows of the csv-module reader aggregated at a time
 # Above this size pyarrow's threaded parse pays for its import (idle 2-core VM, 2023 layout:
@@ -66,7 +66,7 @@ def summarize_kernels(
         acc = KernelAccumulator()
         rows = CsvRows(p.name, layout, acc)
         with open_regular(p) as fh:
-            rows.feed(_byte_lines(fh), skip_header=True)
+            rows.feed(bounded_lines(fh), skip_header=True)
         return acc.finish(source, layout, rows.finish())
     except Exception as exc:  # a parser must never crash the audit
         return KernelSummary(
@@ -74,22 +74,6 @@ def summarize_kernels(
             "unknown",
             problems=(f"{p.name}: cannot summarise: {type(exc).__name__}: {exc}",),
         )
-
-
-def _byte_lines(fh: IO[bytes], limit: int = LINE_CAP) -> Iterator[bytes]:
-    """The lines of a file as bytes, none longer than `limit` (see safe_io.bounded_lines)."""
-    while True:
-        line = fh.readline(limit + 1)
-        if not line:
-            return
-        if len(line) <= limit or line.endswith(b"\n"):
-            yield line
-            continue
-        while True:  # the rest of the overlong line
-            rest = fh.readline(limit)
-            if not rest or rest.endswith(b"\n"):
-                break
-        yield OVERLONG.encode()
 
 
 class CsvRows:
