@@ -32,7 +32,7 @@ from ascend_audit.host.trust import (
     local_lstat,
     search_dirs,
     stat_info,
-    verify_program,
+    verify_launch,
 )
 from ascend_audit.redact import allowed_env, redact_argv, redact_env
 from ascend_audit.safe_io import (
@@ -144,7 +144,7 @@ def resolve_program(argv0: str, path_env: str, trusted: frozenset[int]) -> tuple
         return "missing", "", f"{argv0}: no such file"
     else:
         found = argv0
-    verdict = verify_program(found, trusted)
+    verdict = verify_launch(found, trusted, path_env)
     if not verdict.ok:
         return "refused", "", verdict.refused
     return "ok", verdict.real, ""
