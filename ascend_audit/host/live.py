@@ -471,6 +471,7 @@ class LiveHost(Host):
             p = psutil.Process(pid)
             note(f"/proc/{pid}/stat")
             name = p.name()
+            ppid = p.ppid()
             note(f"/proc/{pid}/exe")
             try:
                 exe = p.exe()
@@ -492,7 +493,9 @@ class LiveHost(Host):
             if serving:
                 note(f"/proc/{pid}/environ")
                 environ = self.serving_environ(pid)
-            return ProcessInfo(pid, name or "", exe or "", cmd, user or "", aff, environ=environ)
+            return ProcessInfo(
+                pid, name or "", exe or "", cmd, user or "", aff, environ=environ, ppid=ppid
+            )
         except (psutil.Error, OSError):
             return None
 
