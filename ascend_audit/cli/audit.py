@@ -138,8 +138,10 @@ def collect(**opts: Any) -> None:
 def _run(opts: dict[str, Any], record_to: str | None) -> int:
     from ascend_audit.context import Context, Inputs
     from ascend_audit.engine import Selection, exit_code, run_audit
+    from ascend_audit.host.bundle import SnapshotError
     from ascend_audit.host.live import LiveHost
-    from ascend_audit.host.snapshot import RecordingHost, SnapshotError, SnapshotHost
+    from ascend_audit.host.recording import RecordingHost
+    from ascend_audit.host.snapshot import SnapshotHost
     from ascend_audit.inventory import build_inventory
     from ascend_audit.model import LAYERS
     from ascend_audit.reports.outputs import render_outputs

@@ -167,7 +167,7 @@ def preflight_outputs(opts: dict[str, Any], record_to: str | None) -> bool:
         is_tar = record_to.endswith((".tar.gz", ".tgz"))
         wanted.append(("--output", record_to, "file" if is_tar else "dir"))
         if not is_tar:
-            from ascend_audit.host.snapshot import bundle_dir_problem
+            from ascend_audit.host.bundle import bundle_dir_problem
 
             why = bundle_dir_problem(record_to)
             if why:

@@ -22,7 +22,8 @@ from ascend_audit.facts.driver_scan import PCI, PciScan
 from ascend_audit.facts.storage import NVME
 from ascend_audit.gather.driver import pci_from_udev
 from ascend_audit.host.live import LiveHost
-from ascend_audit.host.snapshot import RecordingHost, SnapshotHost
+from ascend_audit.host.recording import RecordingHost
+from ascend_audit.host.snapshot import SnapshotHost
 from ascend_audit.policy import parse_policy
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "udev"

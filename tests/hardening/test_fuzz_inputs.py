@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from shared_fixtures import fixture_files
 
 from ascend_audit.facts import profiler
-from ascend_audit.host.snapshot import SnapshotError, SnapshotHost
+from ascend_audit.host.bundle import SnapshotError
+from ascend_audit.host.snapshot import SnapshotHost
 from ascend_audit.policy import PolicyError, parse_policy
 
 EXAMPLE = REPO / "examples" / "atlas-800t-a2-ready"

@@ -20,7 +20,8 @@ from ascend_audit.host import live as live_mod
 from ascend_audit.host.base import ProcessIdentity, ProcessInfo
 from ascend_audit.host.live import LiveHost
 from ascend_audit.host.procscan import scan
-from ascend_audit.host.snapshot import RecordingHost, SnapshotHost
+from ascend_audit.host.recording import RecordingHost
+from ascend_audit.host.snapshot import SnapshotHost
 from ascend_audit.policy import parse_policy
 from ascend_audit.registry import load_registry
 

@@ -11,8 +11,9 @@ import pytest
 from hardening.helpers import audit, fake_node
 
 from ascend_audit import safe_io
+from ascend_audit.host.bundle import SnapshotError
 from ascend_audit.host.live import LiveHost
-from ascend_audit.host.snapshot import SnapshotError, SnapshotHost
+from ascend_audit.host.snapshot import SnapshotHost
 
 SECRET = "OUTSIDE-THE-SYSROOT-7f3a"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "atlas-800t-a2-ready"
@@ -109,7 +110,7 @@ def test_collect_trace_follows_no_link_swapped_in_during_the_copy(tmp_path, monk
     """A trace file replaced by a link to a secret after it was looked at (the serving user
     owns the trace and may race the copy) is not followed: files are opened from their
     directory's fd with O_NOFOLLOW, directories reached through the one above them."""
-    from ascend_audit.host import snapshot
+    from ascend_audit.host import recording
 
     secret = _outside(tmp_path)
     trace = tmp_path / "trace_ascend_pt"
@@ -138,7 +139,7 @@ def test_collect_trace_follows_no_link_swapped_in_during_the_copy(tmp_path, monk
     monkeypatch.setattr(os, "stat", swap_after(real_stat))
     monkeypatch.setattr(os, "lstat", swap_after(real_lstat))
     notes: list[str] = []
-    snapshot._copy_input(str(trace), str(tmp_path / "bundle"), "inputs/000", notes)
+    recording._copy_input(str(trace), str(tmp_path / "bundle"), "inputs/000", notes)
     monkeypatch.undo()
     copied = [p for p in (tmp_path / "bundle").rglob("*") if p.is_file()]
     assert swapped == {"kernel.csv", "sub"}

@@ -20,7 +20,7 @@ import pytest
 from hardening.helpers import DATA, audit, every_output, fake_node, smi_answers
 
 from ascend_audit.host.live import LiveHost
-from ascend_audit.host.snapshot import RecordingHost
+from ascend_audit.host.recording import RecordingHost
 
 S = {i: f"Zq{i:02d}x{'SeCrEt' * 2}{i * 7919:06d}" for i in range(1, 36)}  # unique, shapeless
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJQbGFudGVkMjMifQ." + S[23]

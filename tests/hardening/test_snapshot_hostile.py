@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from hardening.helpers import REPO, audit, no_traceback, tree_state
 
-from ascend_audit.host import snapshot
-from ascend_audit.host.snapshot import SnapshotError, SnapshotHost, extract_bundle
+from ascend_audit.host import bundle as bundle_format
+from ascend_audit.host.bundle import SnapshotError, extract_bundle
+from ascend_audit.host.snapshot import SnapshotHost
 
 EXAMPLE = REPO / "examples" / "atlas-800t-a2-ready"
 
@@ -144,7 +145,7 @@ def test_hostile_bundle_is_refused_naming_the_problem(tmp_path, kind):
 
 def test_bomb_by_declared_size_is_refused_before_unpacking(tmp_path, monkeypatch):
     """A member declaring more than MAX_BUNDLE_BYTES is refused before a byte is written."""
-    monkeypatch.setattr(snapshot, "MAX_BUNDLE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(bundle_format, "MAX_BUNDLE_BYTES", 1024 * 1024)
     bundle = tmp_path / "big.tar.gz"
     with tarfile.open(bundle, "w:gz") as tf:
         info = tarfile.TarInfo("inputs/big.bin")

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from ascend_audit import safe_io
+from ascend_audit.host.bundle import SnapshotError
 from ascend_audit.host.live import LiveHost
-from ascend_audit.host.snapshot import SnapshotError, SnapshotHost
+from ascend_audit.host.snapshot import SnapshotHost
 from ascend_audit.safe_io import NotRegularFile, open_regular
 
 
