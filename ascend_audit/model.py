@@ -39,7 +39,6 @@ class Verdict(str, enum.Enum):
 
 
 SEVERITIES: tuple[str, ...] = ("critical", "high", "medium", "low", "info")
-EVIDENCE_KINDS: tuple[str, ...] = ("command", "file", "udev", "trace", "config", "log", "probe")
 GATING: frozenset[Status] = frozenset({Status.FAIL, Status.ERROR})
 
 

@@ -289,15 +289,6 @@ def open_regular(
     return open(fd, mode, **kwargs)
 
 
-def check_regular_input(path: str) -> str | None:
-    """Why a user-given input file cannot be read as a regular file, or None when it can."""
-    try:
-        open_regular(path).close()
-    except OSError as exc:
-        return exc.strerror or type(exc).__name__
-    return None
-
-
 def readlink_in_root(root: str, path: str) -> str:
     """Target of the link at node path `path` (its parent resolved inside root); OSError else."""
     parent, name = os.path.split("/" + path.strip("/"))

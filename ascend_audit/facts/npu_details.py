@@ -63,10 +63,6 @@ class NpuBoards:
     health: tuple[KvRun, ...] = ()
     reason: str = ""  # why nothing was asked (no npu-smi table)
 
-    def board_of(self, npu_id: int) -> KvRun | None:
-        """The board run of one NPU."""
-        return next((b for b in self.boards if b.npu_id == npu_id), None)
-
     def health_of(self, npu_id: int, chip_id: int) -> KvRun | None:
         """The health run covering one chip (per-chip run first, else the NPU's run)."""
         runs = [h for h in self.health if h.npu_id == npu_id]

@@ -43,9 +43,6 @@ class SocketTable:
     read: tuple[str, ...] = ()  # tables that were read
     problems: tuple[str, ...] = ()
 
-    def on_port(self, port: int) -> tuple[ListeningSocket, ...]:
-        return tuple(s for s in self.sockets if s.port == port)
-
 
 def _ipv4(hexaddr: str) -> str:
     """/proc/net/tcp's address: one 32-bit word in host (little-endian) byte order."""

@@ -33,8 +33,6 @@ __all__ = [
 ]
 
 _MAX_PROBLEMS = 100
-_COMPONENT_RE = re.compile(r"^([a-z]*)(\d*)$")
-_FAMILY_RE = re.compile(r"^V(\d{1,4})R(\d{1,4})C(\d{1,4})", re.IGNORECASE)
 _CAT_N_RE = re.compile(r"^\d{1,6}\s+(?=[A-Za-z_][\w.-]*\s*=)")  # `cat -n` line numbers
 _PATH_ARCH_RE = re.compile(r"(x86_64|aarch64|arm64)-linux")
 

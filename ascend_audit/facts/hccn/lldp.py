@@ -30,13 +30,6 @@ class LldpNeighbour:
     max_frame_size: int | None
     kind: str | None  # "route" (switched), "fiber" (NPU back-to-back), None
 
-    def tlv(self, name: str) -> tuple[str, ...]:
-        """Value lines of a TLV (empty when absent)."""
-        for n, vals in self.tlvs:
-            if n.lower() == name.lower():
-                return vals
-        return ()
-
 
 @dataclass(frozen=True)
 class LldpFacts:

@@ -38,10 +38,6 @@ class LoopSplit:
     elided: bool  # the paste contains "..." elisions
     problems: tuple[str, ...] = ()
 
-    def for_sub(self, sub: str) -> tuple[DeviceChunk, ...]:
-        """Chunks produced by `sub` (chunks without a known command are included)."""
-        return tuple(c for c in self.chunks if c.sub in (None, sub))
-
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(self)
 
