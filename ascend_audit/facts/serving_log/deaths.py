@@ -25,6 +25,46 @@ PTA_TAIL_RE = re.compile(
     r"(ERR\d{5})(.{0,120})"
 )
 ACCESS_RE = re.compile(r'"(GET|POST|PUT|DELETE) (/\S{0,200}) HTTP/[\d.]+" (\d{3})')
+# MindIE's access log: "[Response mindie server, method is GET, uri is /v1/models]
+# [status code: 404]"
+MINDIE_ACCESS_RE = re.compile(
+    r"\[Response mindie server, method is (GET|POST|PUT|DELETE), uri is (/[^\]\s]{0,200})\] "
+    r"\[status code: (\d{3})\]"
+)
+# A C++ daemon's error-level line (MindIE, HCCL, ATB): "[server] [ERROR] [endpoint.cpp:99] : …",
+# "[error] [hccl_runner.cpp:132] …". Python logging's "ERROR mm-dd …" lines are not matched: in
+# vLLM logs they carry traceback lines, so only their exceptions and codes can be a first cause.
+DAEMON_ERROR_RE = re.compile(r"\[(?:ERROR|error|CRITICAL|critical|FATAL|fatal)\]")
+# A Python exception a daemon reports inside its own line ("… with exception: NotImplementedError:
+# unsupported model type: minicpmv"), and pybind11's frames after it ("At:", innermost first).
+EMBEDDED_EXC_RE = re.compile(
+    r"\b(?:[Ee]xception|[Ee]rror)(?: is)?: "
+    r"((?:[a-z_]\w*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r": ?(.{0,400})"
+)
+# The bracketed head of a daemon line: "[2025-…] [38] [452] [server] [ERROR] [http.cpp:163] : "
+DAEMON_HEAD_RE = re.compile(r"^(?:\[[^\]]{0,80}\]\s*)+(?::\s*)?")
+PYBIND_FRAME_RE = re.compile(r"^\s+(\S{1,400}\.py)\((\d+)\): (\S{1,200})$")
+# Fatal kinds that only wrap the failure (a process exited, a server did not start): the first
+# cause is the line before them that says why.
+WRAPPERS = frozenset(
+    (
+        "engine_core_failed",
+        "worker_failed",
+        "engine_core_died",
+        "worker_died",
+        "exited",
+        "mindie_start_failed",
+        "mindie_daemon_killed",
+        "mindie_job_failed",
+        "crashed",
+        "models_404",
+        "engine_dead",
+    )
+)
+# Fatal kinds after which the engine serves no more: a later 200 is an error streamed back, not
+# recovery; only a restart revives it.
+TERMINAL = frozenset(("engine_dead", "engine_core_died", "worker_died"))
 OP_NAME_RE = re.compile(
     r"\b(?:op(?:_?type|_?name)?|Op ?(?:Type|Name)|kernel(?:_name)?|node)\s*[=:\[]\s*\[?['\"]?"
     r"([A-Za-z_][\w.]{1,80})"
@@ -40,6 +80,12 @@ FATAL: list[tuple[str, re.Pattern[str], str]] = [
             r"Engine core initialization failed",
             "engine_core_failed",
         ),
+        (
+            "EngineCore encountered a fatal error",
+            r"EngineCore encountered a fatal error",
+            "engine_dead",
+        ),
+        ("EngineDeadError", r"EngineDeadError\b", "engine_dead"),
         ("WorkerProc hit an exception", r"WorkerProc hit an exception", "worker_failed"),
         ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
         ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),
