@@ -15,6 +15,7 @@ _MARKERS = {
     "engine_core_failed": "the engine core failed to start",
     "worker_failed": "a worker process failed",
     "engine_core_died": "the engine core process died",
+    "unfinished_traceback": "the log ends inside a Python traceback (its exception is cut off)",
     "engine_dead": "the engine core hit a fatal error and serves no more (EngineDeadError)",
     "mindie_start_failed": "the MindIE server failed to start",
     "mindie_warmup_failed": "MindIE warm-up failed",

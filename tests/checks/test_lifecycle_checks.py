@@ -86,6 +86,9 @@ OWN_DEAD = [
     "vllm-ascend-7384_qwen3-coder-480b_EngineDeadError_while_serving_then_200.partial.log",
     "vllm-ascend-1767_EngineCore_fatal_error_while_serving_scheduler.partial.log",
     "index-tts-vllm-161_vllm-ascend_Engine_core_initialization_failed_ERR99999.partial.log",
+    "vllm-ascend-1963_Mllama_not_supported_by_V1_falling_back_to_V0_then_traceback.partial.log",
+    "vllm-ascend-2712_310p_PP3_hcclCommInitRootInfoConfig_error_code_1_ERR02200.partial.log",
+    "vllm-ascend-3162_GRPO_EI0009_transport_init_error_collective_rpc_failed.partial.log",
 ]
 
 
@@ -119,6 +122,31 @@ def test_design_downgrade_alone_is_a_graph_warn(tmp_path) -> None:
     )
     r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-GRAPH-001")
     assert r.status is Status.WARN and "FULL_DECODE_ONLY" in r.summary and "by design" in r.summary
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "vllm-ascend-1305_v0.8.5_V1_falls_back_to_V0_eager.partial.log",
+        "vllm-ascend-1963_Mllama_not_supported_by_V1_falling_back_to_V0_then_traceback.partial.log",
+    ],
+)
+def test_v1_to_v0_fallback_fails_graph_mode(tmp_path, name) -> None:
+    r = audit(tmp_path, layers=("framework",), serving_logs=[DATA / "serving_logs" / name])
+    graph = r.result("FWK-GRAPH-001")
+    assert graph.status is Status.FAIL and "v0_engine_fallback" in graph.summary
+
+
+def test_hccl_init_error_code_1_names_the_exception_and_hccl_causes(tmp_path) -> None:
+    log = (
+        DATA
+        / "serving_logs"
+        / ("vllm-ascend-2712_310p_PP3_hcclCommInitRootInfoConfig_error_code_1_ERR02200.partial.log")
+    )
+    r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-LIFE-001")
+    assert "RuntimeError: create_config" in r.summary
+    assert "1 (HCCL rejected a parameter" in r.summary  # hicann/hcomm HcclResult HCCL_E_PARA
+    assert "rank table" in (r.remediation or "")
 
 
 def test_a_33_minute_weight_load_is_a_finding(tmp_path) -> None:

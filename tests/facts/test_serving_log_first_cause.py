@@ -116,3 +116,34 @@ def test_field_mindie_deaths_keep_a_cause_before_the_final_line(name) -> None:
     assert f.died and f.engine_kind == "mindie"
     cause = f.first_cause or f.death
     assert cause.lineno <= f.death.lineno and cause.text
+
+
+def test_a_log_that_ends_inside_a_traceback_died_and_names_the_code_before_it() -> None:
+    f = _scan("vllm-ascend-3162_GRPO_EI0009_transport_init_error_collective_rpc_failed.partial.log")
+    assert f.died and f.death.signal == "unfinished_traceback" and f.death.lineno == 4
+    assert f.first_cause.lineno == 1 and "EI0009" in str(f.first_cause.value)
+
+
+def test_a_traceback_followed_by_progress_is_not_a_death() -> None:
+    f = _text(
+        "Traceback (most recent call last):\n"
+        '  File "/x.py", line 1, in <module>\n'
+        "INFO:     Application startup complete.\n"
+    )
+    assert not f.died and f.stage == "server_up"
+
+
+def test_old_worker_prefix_and_bare_exception_are_read() -> None:
+    f = _text(
+        "(VllmWorker rank=1 pid=7226) ERROR 09-03 03:02:37 [multiproc_executor.py:522] "
+        "RuntimeError: create_config:x.ts:148 HCCL function error: hccl(...), error code is 1\n"
+    )
+    assert f.final_exception.startswith("RuntimeError: create_config")
+    g = _text(
+        "Traceback (most recent call last):\n"
+        '  File "/vllm/executor/multiproc_executor.py", line 422, in wait_for_ready\n'
+        "    raise e from None\n"
+        "Exception: WorkerProc initialization failed due to an exception in a background process.\n"
+    )
+    assert g.died and g.final_exception.startswith("Exception: WorkerProc initialization failed")
+    assert g.exception_where == "/vllm/executor/multiproc_executor.py:422"

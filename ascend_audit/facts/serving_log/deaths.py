@@ -7,7 +7,7 @@ import re
 # Prefixes that wrap a logged line: "(Worker_TP0 pid=5536) ", "[rank0]: ", a compose service
 # "name   | ", vLLM's "ERROR 11-10 01:25:12 [file.py:671] " and Ray's "… worker_base.py:572] ".
 PREFIX_RE = re.compile(
-    r"(?:\((?:[\w.\-]+) pid=\d+[^)]{0,60}\) ?"
+    r"(?:\((?:[\w.\-]+)(?: [\w.=\-]{1,40})? pid=\d+[^)]{0,60}\) ?"
     r"|\[rank\d+\]: ?"
     r"|[A-Za-z][\w.\-]{0,60} +\| "
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?: +\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)? +"
@@ -15,7 +15,8 @@ PREFIX_RE = re.compile(
 )
 FRAME_RE = re.compile(r'^\s+File "([^"]{1,400})", line (\d+), in (\S{1,200})')
 EXC_RE = re.compile(
-    r"^((?:[a-z_][\w]*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r"^((?:[a-z_][\w]*\.){0,6}(?:[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)"
+    r"|Exception))"
     r"(?::\s?(.{0,400}))?$"
 )
 PYTEST_LOC_RE = re.compile(r"^(\S{1,300}\.py):(\d+): \w+$")
@@ -60,6 +61,7 @@ WRAPPERS = frozenset(
         "crashed",
         "models_404",
         "engine_dead",
+        "unfinished_traceback",
     )
 )
 # Fatal kinds after which the engine serves no more: a later 200 is an error streamed back, not

@@ -99,6 +99,7 @@ class Life:
         self.cause_where: str | None = None
         self.pybind_at = False  # an "At:" block follows the last exception
         self.terminal = False  # the engine is dead for good: only a restart revives it
+        self.tb_open: tuple[int, str] | None = None  # a traceback whose exception is not seen yet
 
     def stage(self, name: str, lineno: int, text: str) -> None:
         idx = STAGES.index(name)
@@ -107,6 +108,7 @@ class Life:
             self.scan.hit(f"stage_{name}", "lifecycle", name, lineno, text)
         if lineno != self.died_at and idx > self.stage_idx:
             self.cause = None  # progress: an earlier error line did not stop the service
+            self.tb_open = None
         if self.died_at and idx <= 1 and lineno > self.died_at:
             # A new launch after a death: a restart; the earlier death stays in `deaths`.
             self.died_at = 0
@@ -174,6 +176,7 @@ class Life:
             if not body.startswith((" ", "\t")):
                 self.in_tb = True
                 self.frame = None
+                self.tb_open = (lineno, excerpt(line, 0, len(line)))
             self.block_until = max(self.block_until, lineno + 400)
             return
         if body.startswith("E   "):  # pytest's report of the raised exception
@@ -282,6 +285,7 @@ class Life:
                 where = f"{sm.group(1)}:{sm.group(2)}"
         self.in_tb = False
         self.frame = None
+        self.tb_open = None
         text = clip(f"{name}: {msg}" if msg else name)
         if name in ("KeyboardInterrupt", "SystemExit") or self.shutdown:
             return
@@ -313,6 +317,13 @@ class Life:
                     lineno,
                     excerpt(line, start, end),
                 )
+
+    def finish(self) -> None:
+        """The log ends inside a traceback (its exception line cut off): that is how it died."""
+        if self.tb_open is not None and not self.dead():
+            lineno, text = self.tb_open
+            self.tb_open = None
+            self.fatal("unfinished_traceback", lineno, text, "a traceback the log ends inside")
 
     def dead(self) -> bool:
         return bool(self.died_at) and not self.progress_after and not self.shutdown

@@ -187,6 +187,7 @@ class Scan:
         if forced and self.counts.get("kernel_block_size_mismatch", 0) == 0:
             block = forced  # the engine overrode the asked-for block size
         life = self.life
+        life.finish()
         died = life.dead()
         cause = life.cause if died and life.death is not None else None
         if cause is not None and cause.lineno == life.death.lineno:  # type: ignore[union-attr]
