@@ -23,6 +23,7 @@ ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook")
 pytestmark = [
     pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason="ansible-core is not installed (fleet)"),
     pytest.mark.timeout(600),
+    pytest.mark.xdist_group("ansible"),  # one worker builds the module's wheel once
 ]
 
 READY_POLICY = """\

@@ -25,6 +25,8 @@ selenium = pytest.importorskip(
 if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
     pytest.skip("headless Chromium or chromedriver is absent", allow_module_level=True)
 
+pytestmark = pytest.mark.xdist_group("chromium")  # one worker starts the module's browser once
+
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 
