@@ -219,10 +219,10 @@ def _env(ctx: Context, scans: list[Any], eager: bool) -> list[Outcome]:
 
 def _proof(cfgs: list[Any], scans: list[Any]) -> Outcome:
     """PASS only on a line that proves graphs run; asked for but unproven is a WARN."""
-    from ascend_audit.facts.serving_log import _proves_graph
+    from ascend_audit.facts.serving_log import proves_graph
 
     for f in reversed(scans):
-        proof = [h for h in f.graph if _proves_graph(h)]
+        proof = [h for h in f.graph if proves_graph(h)]
         if proof:
             hit = f.last("graph_capture_finished") or proof[-1]
             mode = f.cudagraph_mode or "graph"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from shared_fixtures import fixture
 
-from ascend_audit.facts import serving_log
 from ascend_audit.facts.serving_log import (
     ServingLogFacts,
+    filescan,
     read_text_lines,
     scan_serving_log,
     scan_serving_log_file,
@@ -341,9 +341,9 @@ def _synthetic(tmp_path: Path, mid_lines: int = 40_000) -> Path:
 @pytest.mark.parametrize("tail", [16, 1 << 20])
 def test_chunked_scan_agrees_with_the_line_scanner(tmp_path, monkeypatch, tail) -> None:
     path = _synthetic(tmp_path)
-    monkeypatch.setattr(serving_log, "HEAD_LINES", 3)
-    monkeypatch.setattr(serving_log, "TAIL_BYTES", tail)
-    monkeypatch.setattr(serving_log, "CHUNK_BYTES", 64 * 1024)  # many chunk seams
+    monkeypatch.setattr(filescan, "HEAD_LINES", 3)
+    monkeypatch.setattr(filescan, "TAIL_BYTES", tail)
+    monkeypatch.setattr(filescan, "CHUNK_BYTES", 64 * 1024)  # many chunk seams
     fast = scan_serving_log_file(str(path), "big.log")
     slow = scan_serving_log(read_text_lines(str(path)), "big.log")
     for name in (

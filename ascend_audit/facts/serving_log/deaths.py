@@ -1,0 +1,92 @@
+"""How a service dies: wrapped-line prefixes, traceback frames, final exceptions, fatal lines."""
+
+from __future__ import annotations
+
+import re
+
+# Prefixes that wrap a logged line: "(Worker_TP0 pid=5536) ", "[rank0]: ", a compose service
+# "name   | ", vLLM's "ERROR 11-10 01:25:12 [file.py:671] " and Ray's "… worker_base.py:572] ".
+PREFIX_RE = re.compile(
+    r"(?:\((?:[\w.\-]+) pid=\d+[^)]{0,60}\) ?"
+    r"|\[rank\d+\]: ?"
+    r"|[A-Za-z][\w.\-]{0,60} +\| "
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?: +\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)? +"
+    r"\[?[\w.\-]+:\d+\] ?)"
+)
+FRAME_RE = re.compile(r'^\s+File "([^"]{1,400})", line (\d+), in (\S{1,200})')
+EXC_RE = re.compile(
+    r"^((?:[a-z_][\w]*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r"(?::\s?(.{0,400}))?$"
+)
+PYTEST_LOC_RE = re.compile(r"^(\S{1,300}\.py):(\d+): \w+$")
+SRC_RE = re.compile(r"([\w./\-]{1,200}\.(?:py|cpp|cc|c|h|hpp|ts)):(\d+)")
+PTA_TAIL_RE = re.compile(
+    r"\[ERROR\] \d{4}-\d\d-\d\d-[\d:.]+ \(PID:\d+, Device:-?\d+, RankID:-?\d+\) "
+    r"(ERR\d{5})(.{0,120})"
+)
+ACCESS_RE = re.compile(r'"(GET|POST|PUT|DELETE) (/\S{0,200}) HTTP/[\d.]+" (\d{3})')
+OP_NAME_RE = re.compile(
+    r"\b(?:op(?:_?type|_?name)?|Op ?(?:Type|Name)|kernel(?:_name)?|node)\s*[=:\[]\s*\[?['\"]?"
+    r"([A-Za-z_][\w.]{1,80})"
+    r"|\b(aclnn[A-Z]\w{1,60})\b"
+)
+# (trigger substring, regex, kind): a line that proves the service died or cannot start.
+FATAL: list[tuple[str, re.Pattern[str], str]] = [
+    (t, re.compile(p), k)
+    for t, p, k in (
+        ("EngineCore failed to start", r"EngineCore failed to start", "engine_core_failed"),
+        (
+            "Engine core initialization failed",
+            r"Engine core initialization failed",
+            "engine_core_failed",
+        ),
+        ("WorkerProc hit an exception", r"WorkerProc hit an exception", "worker_failed"),
+        ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
+        ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),
+        ("died unexpectedly", r"Worker proc \S+ died unexpectedly", "worker_died"),
+        # HCCL communicator creation failed (HCCL's own log, MindIE/ATB runners): no collective
+        # can run, so the service cannot serve
+        ("HcclCommInitRootInfo", r"HcclCommInitRootInfo\w* fail\w*[^\n]{0,80}", "hccl_init_failed"),
+        ("exited with code", r"\b(?:server|process|service) exited with code [1-9]\d*", "exited"),
+        (
+            "Start mindie server",
+            r"\[?Start mindie server\]?\s*\[?(?:fail|failed|error)\]?",
+            "mindie_start_failed",
+        ),
+        ("Warmup failed", r"Warmup failed[^\n]{0,300}", "mindie_warmup_failed"),
+        ("Daemon start fail", r"Daemon start fail\w*", "mindie_start_failed"),
+        ("Daemon is killing", r"Daemon is killing", "mindie_daemon_killed"),
+        ("running job failed", r"running job failed\. exit code: \d+", "mindie_job_failed"),
+        ("Service Startup Failed", r"Service Startup Failed", "mindie_start_failed"),
+        ("NPU out of memory", r"NPU out of memory\.?[^\n]{0,200}", "npu_oom"),
+        ("open device", r"open device \d+ failed", "device_open_failed"),
+        (
+            "Set visible device failed",
+            r"Set visible device failed[^\n]{0,120}",
+            "visible_devices_refused",
+        ),
+        (
+            "ASCEND_RT_VISIBLE_DEVICES",
+            r"set ASCEND_RT_VISIBLE_DEVICES:\[[^\]]*\] error[^\n]{0,80}",
+            "visible_devices_refused",
+        ),
+        (
+            "memory available in /dev/shm",
+            r"exceeds memory available in /dev/shm",
+            "dev_shm_too_small",
+        ),
+        ("Segmentation fault", r"Segmentation fault", "crashed"),
+        ("core dumped", r"core dumped", "crashed"),
+    )
+]
+SHUTDOWN = (
+    "Shutdown initiated",
+    "Shutting down",
+    "shutting down",
+    "Received SIGTERM",
+    "Received SIGINT",
+)
+CODE_HINT_RE = re.compile(
+    r"ERR\d|MIE\d|E[A-Z]\d{4}|E[1-9]\d{4}|error code|result =|failed: \d|retCode=|ret ?[=:] ?\d"
+    r"|errNo\[0x|error:\s?\d"
+)

@@ -1,0 +1,252 @@
+"""How far the service got (stages), how it died, and the codes and versions on the way."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ascend_audit.facts.serving_log.deaths import (
+    ACCESS_RE,
+    CODE_HINT_RE,
+    EXC_RE,
+    FATAL,
+    FRAME_RE,
+    OP_NAME_RE,
+    PREFIX_RE,
+    PTA_TAIL_RE,
+    PYTEST_LOC_RE,
+    SHUTDOWN,
+    SRC_RE,
+)
+from ascend_audit.facts.serving_log.engines import ENGINES, engine_kind
+from ascend_audit.facts.serving_log.model import STAGES, LogHit, Scalar
+from ascend_audit.facts.serving_log.stack import VERSION_RULES
+from ascend_audit.facts.serving_log.values import clip, excerpt
+
+if TYPE_CHECKING:
+    from ascend_audit.facts.serving_log.scan import Scan
+
+# (trigger, regex, stage, value) for the stage markers that are not already rules above.
+STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
+    (t, re.compile(p), st)
+    for t, p, st in (
+        ("non-default args", r"non-default args:", "launched"),
+        ("args: Namespace(", r"args: Namespace\(", "launched"),
+        ("API server version", r"vLLM API server version", "launched"),
+        ("Platform plugin ascend is activated", r"Platform plugin ascend is activated", "launched"),
+        ("Start mindie server", r"Start mindie server", "launched"),
+        ("restart mindie service daemon", r"restart mindie service daemon", "launched"),
+        ("LLM engine", r"Initializing an? (?:V\d )?LLM engine", "configured"),
+        ("Loading weights took", r"Loading weights took", "weights_loaded"),
+        ("Loading model weights took", r"Loading model weights took", "weights_loaded"),
+        ("Model loading took", r"Model loading took", "weights_loaded"),
+        ("KV cache size:", r"KV cache size: [\d,]+ tokens", "kv_sized"),
+        ("blocks:", r"# (?:npu|NPU|gpu|GPU|cuda|CUDA) blocks: \d+", "kv_sized"),
+        ("init engine", r"init engine \(profile, create kv cache", "kv_sized"),
+        ("Graph capturing finished", r"Graph capturing finished", "graphs_captured"),
+        (
+            "is compiled successfully",
+            r"Batchsize \d+ is compiled successfully: (\d+)/\1\b",
+            "graphs_captured",
+        ),
+        ("Application startup complete", r"Application startup complete", "server_up"),
+        ("Uvicorn running on", r"Uvicorn running on", "server_up"),
+        ("Starting vLLM API server", r"Starting vLLM API server", "server_up"),
+        ("Daemon start success", r"Daemon start success", "server_up"),
+        ("throughput:", r"Avg (?:prompt|generation) throughput: [\d.]+", "serving"),
+        ("Generated text:", r"Generated text:", "serving"),
+        ("Processed prompts", r"Processed prompts: +100%", "serving"),
+    )
+]
+
+
+class Life:
+    """The lifecycle part of a scan: stages, deaths, exceptions, error codes, versions."""
+
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        self.stage_idx = -1
+        self.stage_seen: set[str] = set()
+        self.in_tb = False
+        self.frame: tuple[str, str] | None = None
+        self.exc: LogHit | None = None
+        self.exc_where: str | None = None
+        self.exc_name = ""
+        self.death: LogHit | None = None
+        self.died_at = 0  # line of the last fatal event (0: none)
+        self.progress_after = False
+        self.shutdown = False
+        self.serving = 0
+        self.models_404 = 0
+        self.codes: dict[tuple[str, str], int] = {}
+        self.operators: list[str] = []
+        self.engine_votes: dict[str, int] = {}
+        self.votes = 0
+        self.cann_block = False
+        self.collect_env = False
+        self.block_until = 0  # error block: the scanner reads every line up to here
+
+    def stage(self, name: str, lineno: int, text: str) -> None:
+        idx = STAGES.index(name)
+        if name not in self.stage_seen:
+            self.stage_seen.add(name)
+            self.scan.hit(f"stage_{name}", "lifecycle", name, lineno, text)
+        if self.died_at and idx <= 1:
+            # A new launch after a death: a restart; the earlier death stays in `deaths`.
+            self.died_at = 0
+            self.exc = None
+            self.exc_where = None
+            self.death = None
+            self.stage_idx = idx
+            return
+        if self.died_at and idx >= 5:
+            self.progress_after = True
+        self.stage_idx = max(self.stage_idx, idx)
+
+    def fatal(self, kind: str, lineno: int, text: str, value: Scalar = None) -> None:
+        if self.shutdown:
+            return
+        self.scan.hit(kind, "deaths", value if value is not None else kind, lineno, text)
+        self.died_at = lineno
+        self.progress_after = False
+        if self.death is None or self.death.signal not in ("final_exception",):
+            self.death = LogHit(
+                kind, value if value is not None else kind, self.scan.source, lineno, text
+            )
+        self.block_until = max(self.block_until, lineno + 64)
+
+    def line(self, lineno: int, line: str) -> None:
+        pos = 0
+        while True:
+            m = PREFIX_RE.match(line, pos)
+            if not m or m.end() == pos:
+                break
+            pos = m.end()
+        body = line[pos:] if pos else line
+        self._codes(lineno, line)
+        if body.lstrip().startswith('File "'):
+            fm = FRAME_RE.match(body)
+            if fm:
+                self.frame = (fm.group(1), fm.group(2))
+                self.block_until = max(self.block_until, lineno + 64)
+                return
+        if "Traceback (most recent call last)" in body:
+            if not body.startswith((" ", "\t")):
+                self.in_tb = True
+                self.frame = None
+            self.block_until = max(self.block_until, lineno + 400)
+            return
+        if body.startswith("E   "):  # pytest's report of the raised exception
+            body = body[1:].lstrip()
+            self.in_tb = True
+        elif self.exc is not None and self.exc_where is None and body.endswith(self.exc_name):
+            pm = PYTEST_LOC_RE.match(body)
+            if pm:  # pytest: "path/worker.py:227: AssertionError"
+                self.exc_where = f"{pm.group(1)}:{pm.group(2)}"
+                return
+        if body[:1].isalpha():
+            em = EXC_RE.match(body.rstrip())
+            if em and (self.in_tb or em.group(2)):
+                self._exception(em, lineno, line, body)
+        for trigger, rx, kind in FATAL:
+            if trigger in body:
+                fm2 = rx.search(body)
+                if fm2:
+                    self.fatal(kind, lineno, excerpt(line, 0, len(line)), clip(fm2.group(0)))
+        if "[ERROR]" in body and "ERR" in body:
+            tm = PTA_TAIL_RE.search(body)
+            if tm:
+                self.fatal("torch_npu_error", lineno, excerpt(line, 0, len(line)), tm.group(1))
+        if any(s in body for s in SHUTDOWN) and "died unexpectedly" not in body:
+            self.shutdown = True
+            self.scan.hit("shutdown", "lifecycle", "shutdown", lineno, excerpt(line, 0, len(line)))
+        for trigger, rx, st in STAGE_RULES:
+            if trigger in body and rx.search(body):
+                self.stage(st, lineno, excerpt(line, 0, len(line)))
+        if "HTTP/" in body:
+            am = ACCESS_RE.search(body)
+            if am:
+                self.access(am.group(2), am.group(3), lineno, line)
+        if self.died_at and lineno <= self.block_until:
+            om = OP_NAME_RE.search(body)
+            if om and len(self.operators) < 16:
+                name = om.group(1) or om.group(2)
+                if name and name not in self.operators:
+                    self.operators.append(name)
+        for trigger, rx, name in VERSION_RULES:
+            if trigger in body:
+                vm = rx.search(body)
+                if vm:
+                    self.scan.hit(f"version_{name}", "versions", vm.group(1), lineno, clip(body))
+        if body.startswith("CANN:") or body.startswith("Collecting environment information"):
+            self.collect_env = True
+            self.cann_block = body.startswith("CANN:")
+        elif self.cann_block and body.startswith("version="):
+            self.scan.hit("version_cann", "versions", body[8:].strip(), lineno, clip(body))
+            self.cann_block = False
+        if self.votes < 64:
+            for names in ENGINES:
+                if any(n in body for n in names[1]):
+                    self.engine_votes[names[0]] = self.engine_votes.get(names[0], 0) + 1
+                    self.votes += 1
+                    break
+
+    def access(self, path: str, status: str, lineno: int, line: str) -> None:
+        if status.startswith("2") and not path.startswith(("/health", "/metrics", "/ping")):
+            self.serving += 1
+            if self.serving == 1:
+                self.stage("serving", lineno, excerpt(line, 0, len(line)))
+            elif self.died_at:
+                self.progress_after = True
+        elif status == "404" and path.startswith("/v1/models"):
+            self.models_404 += 1
+            if self.models_404 == 3:
+                self.fatal("models_404", lineno, excerpt(line, 0, len(line)), "GET /v1/models 404")
+        elif status.startswith("5"):
+            self.scan.hit("http_5xx", "deaths", status, lineno, excerpt(line, 0, len(line)))
+
+    def _exception(self, em: re.Match[str], lineno: int, line: str, body: str) -> None:
+        name, msg = em.group(1), (em.group(2) or "").strip()
+        where = None
+        if self.frame is not None:
+            where = f"{self.frame[0]}:{self.frame[1]}"
+        else:
+            sm = SRC_RE.search(msg)
+            if sm:
+                where = f"{sm.group(1)}:{sm.group(2)}"
+        self.in_tb = False
+        self.frame = None
+        text = clip(f"{name}: {msg}" if msg else name)
+        if name in ("KeyboardInterrupt", "SystemExit") or self.shutdown:
+            return
+        hit = LogHit("final_exception", text, self.scan.source, lineno, excerpt(line, 0, len(line)))
+        self.scan.hit("final_exception", "deaths", text, lineno, hit.text)
+        self.exc, self.exc_where, self.exc_name = hit, where, name
+        self.death = hit
+        self.died_at = lineno
+        self.progress_after = False
+        self.block_until = max(self.block_until, lineno + 64)
+
+    def _codes(self, lineno: int, line: str) -> None:
+        if not CODE_HINT_RE.search(line):
+            return
+        from ascend_audit.facts.error_codes import find_codes
+
+        for code, kind, start, end in find_codes(line):
+            key = (kind, code)
+            n = self.codes.get(key, 0)
+            self.codes[key] = n + 1
+            if n == 0 and len(self.codes) <= 64:
+                self.scan.hit(
+                    "error_code",
+                    "error_codes",
+                    f"{kind}:{code}",
+                    lineno,
+                    excerpt(line, start, end),
+                )
+
+    def dead(self) -> bool:
+        return bool(self.died_at) and not self.progress_after and not self.shutdown
+
+    def engine_kind(self) -> str | None:
+        return engine_kind(self.engine_votes)
