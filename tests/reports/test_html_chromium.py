@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from ascend_audit.reports.html import render_fleet_html, render_html
 from ascend_audit.reports.merge import merge_reports
+from clirun import cli as run_cli
 from report_samples import HOSTILE_IMG, HOSTILE_SCRIPT, SAMPLES, ready_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -243,16 +244,8 @@ def _example_names() -> list[str]:
 @pytest.mark.parametrize("example", _example_names())
 def test_every_bundled_example_report_renders_cleanly(browser, tmp_path, example):
     """The HTML of each `run --example` audit, as a ticket would carry it."""
-    import subprocess
-    import sys
-
     out = tmp_path / "out"
-    subprocess.run(
-        [sys.executable, "-m", "ascend_audit", "run", "--example", example, "-q", "-o", str(out)],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    run_cli("run", "--example", example, "-q", "-o", str(out))
     page = out / "report.html"
     seen = _load(browser, page)
     assert seen["console"] == [], seen["console"]
@@ -274,28 +267,8 @@ def test_every_bundled_example_report_renders_cleanly(browser, tmp_path, example
 def test_a_failing_node_prints_on_four_a4_pages_at_most_with_the_fix_on_page_one(
     browser, tmp_path, lang
 ):
-    import subprocess
-    import sys
-
     out = tmp_path / "out"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--example",
-            "firmware-mismatch",
-            "-q",
-            "--lang",
-            lang,
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    run_cli("run", "--example", "firmware-mismatch", "-q", "--lang", lang, "-o", str(out))
     page = out / "report.html"
     _load(browser, page)
     fix_first = browser.execute_script(
