@@ -35,6 +35,12 @@ class ProcessGap:
         return cls(int(d["pid"]), str(d.get("path") or ""), float(d["seconds"]))
 
 
+def describe_gaps(gaps: Sequence[ProcessGap], shown: int = 3) -> str:
+    """'process 1234 did not answer /proc/1234/cmdline within 5 s (+2 more)'."""
+    text = "; ".join(g.describe() for g in gaps[:shown])
+    return text + (f" (+{len(gaps) - shown} more)" if len(gaps) > shown else "")
+
+
 Reader = Callable[[int, Callable[[str], None]], Any]
 
 
