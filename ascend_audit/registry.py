@@ -305,9 +305,7 @@ def _group_may_be_declared(group: str) -> bool:
     """
     from importlib.machinery import PathFinder
 
-    if any(
-        hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path
-    ):
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
         return True
     needle = group.encode()
     for entry in sys.path:

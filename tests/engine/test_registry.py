@@ -129,8 +129,8 @@ def _dist(root, name, entry_points=None):
 
 
 def test_plugin_prescan_never_misses_what_importlib_metadata_finds(tmp_path, monkeypatch):
-    """The cheap pre-scan says True for every group importlib.metadata lists, here and in a
-    sys.path built to hold each case (a declaring dist, a .egg, a zip, a dist without entry points)."""
+    """The cheap pre-scan says True for every group importlib.metadata lists, here and on a
+    sys.path built for each case (a declaring dist, an .egg, a zip, no entry points)."""
     import importlib.metadata as md
     import zipfile
 
