@@ -29,6 +29,7 @@ class ProbeRun:
     timeout: float = 0.0
     refused: str = ""  # why a serving process's interpreter was not probed
     identity: ProcessIdentity | None = None  # whom the probe ran as (None: the auditor)
+    scan_gaps: str = ""  # processes the scan could not read, when none was found to probe
 
     @property
     def source(self) -> str:

@@ -177,10 +177,23 @@ def npu_users(ctx: Context) -> NpuUsers:
         return NpuUsers()
     try:
         procs = {p.pid: p for p in ctx.host.processes()}
-        gaps = tuple(g.describe() for g in ctx.host.process_gaps())
+        found_gaps = ctx.host.process_gaps()
     except Exception:
-        procs, gaps = {}, ()
+        procs, found_gaps = {}, []
+    gaps = tuple(g.describe() for g in found_gaps)
+    unanswered = {g.pid for g in found_gaps}
     serving = {pid for pid, p in procs.items() if is_serving(p)}
+
+    def parent(pid: int) -> int | None:
+        # The scan read every parent within its deadline; /proc/PID/stat is read only for a
+        # table recorded without parents, never for a process that did not answer the scan.
+        known = procs.get(pid)
+        if known is not None and known.ppid is not None:
+            return known.ppid
+        if pid in unanswered:
+            return None
+        read = ctx.host.read_text(f"/proc/{pid}/stat")
+        return parent_pid(read.text or "") if read.ok else None
 
     def in_tree(pid: int | None) -> bool:
         seen: set[int] = set()
@@ -188,8 +201,7 @@ def npu_users(ctx: Context) -> NpuUsers:
             if pid in serving:
                 return True
             seen.add(pid)
-            read = ctx.host.read_text(f"/proc/{pid}/stat")
-            pid = parent_pid(read.text or "") if read.ok else None
+            pid = parent(pid)
         return False
 
     users = []

@@ -55,6 +55,16 @@ def serving_processes(ctx: Context) -> list[ProcessInfo]:
         return []
 
 
+def _scan_gaps(ctx: Context) -> str:
+    """The processes the scan could not read (a serving process may be among them)."""
+    from ascend_audit.host.procscan import describe_gaps
+
+    try:
+        return describe_gaps(ctx.host.process_gaps())
+    except Exception:
+        return ""
+
+
 def probe_argv(python: str, deep: bool) -> list[str]:
     """How the probe runs: no shell, isolated mode (-I: no user site, no PYTHON* variables),
     no bytecode written into the serving environment (-B)."""
@@ -81,7 +91,7 @@ def probe(ctx: Context) -> ProbeRun:
                 break
             refused = refused or found.refused
     if not python:
-        return ProbeRun(None, origin, refused=refused)
+        return ProbeRun(None, origin, refused=refused, scan_gaps=_scan_gaps(ctx))
     timeout = float(ctx.policy.get("framework.probe_timeout") or 60.0)
     env = {**PROBE_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
     res = ctx.host.run_as(probe_argv(python, ctx.inputs.deep), timeout, identity, env)

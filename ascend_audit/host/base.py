@@ -153,10 +153,12 @@ class ProcessInfo:
     cpu_affinity: tuple[int, ...] = ()
     cwd: str = ""
     environ: dict[str, str] = field(default_factory=dict)
+    ppid: int | None = None  # from /proc/PID/stat, read within the scan's deadline
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pid": self.pid,
+            "ppid": self.ppid,
             "name": self.name,
             "exe": self.exe,
             "cmdline": list(self.cmdline),
@@ -177,6 +179,7 @@ class ProcessInfo:
             tuple(d.get("cpu_affinity") or ()),
             d.get("cwd", ""),
             dict(d.get("environ") or {}),
+            d["ppid"] if type(d.get("ppid")) is int else None,  # a bool or text is no pid
         )
 
 

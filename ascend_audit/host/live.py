@@ -32,7 +32,7 @@ from ascend_audit.host.trust import (
     local_lstat,
     search_dirs,
     stat_info,
-    verify_program,
+    verify_launch,
 )
 from ascend_audit.redact import allowed_env, redact_argv, redact_env
 from ascend_audit.safe_io import (
@@ -144,7 +144,7 @@ def resolve_program(argv0: str, path_env: str, trusted: frozenset[int]) -> tuple
         return "missing", "", f"{argv0}: no such file"
     else:
         found = argv0
-    verdict = verify_program(found, trusted)
+    verdict = verify_launch(found, trusted, path_env)
     if not verdict.ok:
         return "refused", "", verdict.refused
     return "ok", verdict.real, ""
@@ -471,6 +471,7 @@ class LiveHost(Host):
             p = psutil.Process(pid)
             note(f"/proc/{pid}/stat")
             name = p.name()
+            ppid = p.ppid()
             note(f"/proc/{pid}/exe")
             try:
                 exe = p.exe()
@@ -492,7 +493,9 @@ class LiveHost(Host):
             if serving:
                 note(f"/proc/{pid}/environ")
                 environ = self.serving_environ(pid)
-            return ProcessInfo(pid, name or "", exe or "", cmd, user or "", aff, environ=environ)
+            return ProcessInfo(
+                pid, name or "", exe or "", cmd, user or "", aff, environ=environ, ppid=ppid
+            )
         except (psutil.Error, OSError):
             return None
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from ascend_audit.host.base import StatInfo
 
 MAX_LINKS = 40
+MAX_INTERPRETERS = 4  # the kernel's own limit on nested #! interpreters (BINPRM_MAX_RECURSION)
+SHEBANG_BYTES = 256  # what the kernel reads of a script's first line (BINPRM_BUF_SIZE)
 
 Lstat = Callable[[str], "StatInfo | None"]
 Readlink = Callable[[str], "str | None"]
@@ -218,6 +220,94 @@ def verify_program(
     if not last.mode & 0o111:
         return refuse(f"{final} is not executable (mode {last.mode_octal})")
     return Verdict(path, final)
+
+
+def shebang(head: bytes) -> tuple[str, str] | None:
+    """(interpreter, its one optional argument) of a `#!` line, split as the kernel splits it;
+    None when `head` is not a script's; ("", "") when the line is empty or too long."""
+    if not head.startswith(b"#!"):
+        return None
+    line, newline, _ = head[2:].partition(b"\n")
+    if not newline and len(head) >= SHEBANG_BYTES:
+        return "", ""  # the kernel would run a truncated interpreter path, or refuse
+    words = line.strip(b" \t\r").split(None, 1)
+    if not words:
+        return "", ""
+    return os.fsdecode(words[0]), os.fsdecode(words[1].strip()) if len(words) > 1 else ""
+
+
+def env_program(arg: str) -> str | None:
+    """The program `/usr/bin/env ARG` runs (options, `-S` splitting and VAR=value skipped)."""
+    words = arg.split()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-u", "--unset", "-C", "--chdir"):
+            i += 2
+        elif word.startswith("-") or "=" in word:
+            i += 1
+        else:
+            return word
+    return None
+
+
+def local_head(path: str) -> bytes | None:
+    """The first bytes of a local file, where a `#!` line would be (None when unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, SHEBANG_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def verify_launch(
+    path: str,
+    trusted: Iterable[int],
+    path_env: str,
+    head: Callable[[str], bytes | None] = local_head,
+) -> Verdict:
+    """verify_program for a program to exec, then for each `#!` interpreter the kernel would
+    run in turn (and the program `env` would find on `path_env`): a trusted script naming an
+    interpreter another user could replace is refused like that interpreter itself."""
+    trusted = frozenset(trusted)
+    first = verify_program(path, trusted)
+    step = first
+    for _ in range(MAX_INTERPRETERS + 1):
+        if not step.ok:
+            return Verdict(path, "", step.why)
+        data = head(step.real)
+        if data is None:
+            return Verdict(path, "", f"{step.real} cannot be read to find its interpreter")
+        line = shebang(data)
+        if line is None:
+            return first
+        interpreter, arg = line
+        if not interpreter.startswith("/"):
+            why = "an empty or over-long #! line" if not interpreter else f"{interpreter!r}"
+            return Verdict(path, "", f"the script {step.real} names {why} as its interpreter")
+        step = _interpreter(step.real, interpreter, arg, trusted, path_env)
+    return Verdict(path, "", f"more than {MAX_INTERPRETERS} nested #! interpreters")
+
+
+def _interpreter(
+    script: str, interpreter: str, arg: str, trusted: frozenset[int], path_env: str
+) -> Verdict:
+    """The verdict on a script's interpreter (for `env`, on the program env would run)."""
+    verdict = verify_program(interpreter, trusted)
+    if verdict.ok and posixpath.basename(verdict.real) == "env":
+        program = env_program(arg)
+        found = program if program and "/" in program else find_on_path(program or "", path_env)
+        if found is None:
+            return Verdict(interpreter, "", f"{script} runs {interpreter} {arg}: not on PATH")
+        verdict = verify_program(found, trusted)
+    if verdict.ok:
+        return verdict
+    return Verdict(interpreter, "", f"the interpreter of {script}: {verdict.why}")
 
 
 def search_dirs(path_env: str) -> list[str]:

@@ -89,11 +89,13 @@ def no_evidence(ctx: Context) -> str | None:
         or ctx.inputs.bench_results
     ):
         return None
-    if ctx.fact(SERVING_CONFIGS).processes or ctx.fact(PROBE).python:
+    run = ctx.fact(PROBE)
+    if ctx.fact(SERVING_CONFIGS).processes or run.python:
         return None
+    missed = f" (a serving process may be among those the process scan missed: {run.scan_gaps})"
     return (
-        "no framework evidence: no running vLLM / MindIE process, and no --python, "
-        "--serving-config, --serving-log or --bench-result given"
+        f"no framework evidence: no running vLLM / MindIE process{missed if run.scan_gaps else ''}"
+        ", and no --python, --serving-config, --serving-log or --bench-result given"
     )
 
 

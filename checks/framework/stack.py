@@ -253,12 +253,14 @@ def stack_compatibility(ctx: Context) -> Outcome:
     else:
         findings += _version_findings(ctx)
     if run.facts is None and not findings:
-        return skip(
-            (run.refused + "; no stack error in the logs")
-            if run.refused
-            else "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE "
-            "runs) and no stack error in the logs"
+        why = run.refused or (
+            "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE runs)"
         )
+        if run.scan_gaps:
+            why += (
+                f"; a serving process may be among those the process scan missed: {run.scan_gaps}"
+            )
+        return skip(why + "; no stack error in the logs")
     if run.facts is None:
         ok = "; ".join(o.summary for o in findings if o.status.value == "PASS")
         return unless_dead(ctx, worst(findings, ok or "no stack error in the serving logs"))

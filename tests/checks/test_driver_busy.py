@@ -83,6 +83,23 @@ def test_the_serving_tree_may_hold_the_npus(tmp_path):
     assert "1 process(es) of the serving tree" in r.summary
 
 
+def test_the_serving_tree_is_walked_through_the_scanned_parents(tmp_path):
+    node = npus(n0=("processes", [(202, "VllmWorker", 30000)]))
+    node[0].hbm_used = 33314
+    server = ProcessInfo(200, "vllm", "/usr/bin/python3", ("vllm", "serve", "/models/q"), "root")
+    worker = ProcessInfo(202, "VllmWorker", "/usr/bin/python3", ("python3",), "root", ppid=201)
+    shim = ProcessInfo(201, "sh", "/bin/sh", ("sh", "-c", "spawn"), "root", ppid=200)
+    # a /proc stat that disagrees must not be read: the scanned parents decide
+    write_tree(tmp_path / "root", {"/proc/202/stat": "202 (VllmWorker) S 1 202 1 0 -1\n"})
+    r = judge(tmp_path, node, procs=[server, shim, worker])
+    assert r.status.value == "PASS", r.summary
+    orphan = ProcessInfo(202, "VllmWorker", "/usr/bin/python3", ("python3",), "root", ppid=1)
+    assert judge(tmp_path / "b", node, procs=[server, orphan]).status.value == "FAIL"
+    assert ProcessInfo.from_dict(worker.to_dict()) == worker  # bundles record the parent
+    for hostile in (True, "201", None, 2.5):
+        assert ProcessInfo.from_dict({**worker.to_dict(), "ppid": hostile}).ppid is None
+
+
 def test_parent_pid_of_hostile_stat():
     assert parent_pid("12 (a b) c) S 7 12 1\n") == 7
     assert parent_pid("") is None and parent_pid("12 (x) S notanumber") is None

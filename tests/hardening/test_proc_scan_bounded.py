@@ -14,7 +14,7 @@ from fakenode import FakeNpu, npu_smi_outputs
 from standins import node_env, standin
 from sysroot import NPU_BDFS, healthy_910b_node
 
-from ascend_audit.context import Context
+from ascend_audit.context import Context, Inputs
 from ascend_audit.engine import Selection, run_audit
 from ascend_audit.host import live as live_mod
 from ascend_audit.host.base import ProcessIdentity, ProcessInfo
@@ -205,3 +205,29 @@ def test_drv_npu_004_skip_names_the_unread_process(tmp_path, release):
     host = StuckNode(str(tmp_path / "root"), _busy_node(tmp_path), release)
     res = _audit_visible(host)
     assert res.status.value == "SKIP" and "process table incomplete" in res.summary, res.summary
+
+
+def test_no_interpreter_to_probe_names_the_processes_the_scan_missed(tmp_path, release):
+    host = StuckNode(str(tmp_path / "root"), _busy_node(tmp_path), release)
+    del host.table[200]  # the only serving process may be the one that hung
+    ctx = Context(host, parse_policy(""))
+    sel = Selection(only=frozenset({"FWK-STACK-001"}), layers=("framework",), gate=False)
+    res = run_audit(load_registry(entry_points=False), ctx, sel).result("FWK-STACK-001")
+    assert res.status.value == "SKIP", res.summary
+    assert res.summary.startswith("no framework evidence: no running vLLM / MindIE process ")
+    assert f"the process scan missed: process {SLOW} did not answer" in res.summary, res.summary
+
+
+def test_a_log_without_stack_lines_and_a_missed_process_says_so_too(tmp_path, release):
+    host = StuckNode(str(tmp_path / "root"), _busy_node(tmp_path), release)
+    del host.table[200]
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "INFO:     Started server process [123]\nINFO:     Waiting for application startup.\n"
+    )
+    ctx = Context(host, parse_policy(""), inputs=Inputs(serving_logs=(str(log),)))
+    sel = Selection(only=frozenset({"FWK-STACK-001"}), layers=("framework",), gate=False)
+    res = run_audit(load_registry(entry_points=False), ctx, sel).result("FWK-STACK-001")
+    assert res.status.value == "SKIP", res.summary
+    assert res.summary.startswith("no serving interpreter to probe"), res.summary
+    assert f"the process scan missed: process {SLOW}" in res.summary, res.summary

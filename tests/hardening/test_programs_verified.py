@@ -16,7 +16,13 @@ from sysroot import NPU_BDFS, healthy_910b_node
 from ascend_audit.gather.interpreter import serving_interpreter
 from ascend_audit.host.base import ProcessInfo
 from ascend_audit.host.live import LiveHost
-from ascend_audit.host.trust import search_dirs, verify_program
+from ascend_audit.host.trust import (
+    MAX_INTERPRETERS,
+    env_program,
+    search_dirs,
+    shebang,
+    verify_program,
+)
 
 NOBODY = 65534
 AS_ROOT = os.geteuid() == 0
@@ -131,6 +137,96 @@ def test_the_child_gets_no_relative_path_entries(tmp_path):
     res = host.run(["show-path"])
     assert res.ok, res
     assert res.stdout.strip() == f"{bindir}:/usr/bin:/bin"
+
+
+# ---------------------------------------------------------------------------------------------
+# a trusted script's #! interpreter is a program the kernel runs: verified the same way
+
+
+def _script(bindir: Path, first_line: str, name: str = "npu-smi") -> tuple[Path, Path]:
+    """A trusted stand-in whose interpreter line is `first_line`; returns (program, marker)."""
+    prog, marker = _planted(bindir, name)
+    prog.write_text(f"{first_line}\necho ran > {marker}\necho planted\n")
+    return prog, marker
+
+
+def _evil_interpreter(d: Path) -> Path:
+    """A working copy of /bin/sh in a directory every user may write."""
+    d.mkdir(parents=True)
+    d.chmod(0o777)
+    sh = d / "sh"
+    sh.write_bytes(Path("/bin/sh").resolve().read_bytes())
+    sh.chmod(0o755)
+    return sh
+
+
+def test_a_script_whose_interpreter_another_user_controls_is_refused(tmp_path):
+    sh = _evil_interpreter(tmp_path / "evil")
+    prog, marker = _script(tmp_path / "bin", f"#!{sh}")
+    res = _host(prog.parent, "/usr/bin", "/bin").run(["npu-smi", "info"])
+    assert not marker.exists(), "the script ran through an interpreter another user controls"
+    assert res.status == "refused", res
+    assert f"the interpreter of {prog}: the directory {sh.parent} is writable by every user" in (
+        res.error
+    ), res.error
+
+
+def test_the_program_env_would_find_is_verified_too(tmp_path):
+    sh = _evil_interpreter(tmp_path / "evil")
+    os.rename(sh, sh.parent / "evil-sh")
+    prog, marker = _script(tmp_path / "bin", "#!/usr/bin/env -S evil-sh -e")
+    res = _host(prog.parent, sh.parent, "/usr/bin", "/bin").run(["npu-smi", "info"])
+    assert not marker.exists()
+    assert res.status == "refused", res
+    assert f"the directory {sh.parent} is writable by every user" in res.error, res.error
+    gone = _host(prog.parent, "/usr/bin", "/bin").run(["npu-smi", "info"])
+    assert gone.status == "refused" and "not on PATH" in gone.error, gone
+
+
+def test_a_chain_of_trusted_interpreters_runs(tmp_path):
+    inner, _ = _script(tmp_path / "lib", "#!/bin/sh", name="inner-sh")
+    inner.write_text('#!/usr/bin/env sh\nexec /bin/sh "$@"\n')
+    prog, marker = _script(tmp_path / "bin", f"#!{inner}")
+    res = _host(prog.parent, "/usr/bin", "/bin").run(["npu-smi", "info"])
+    assert res.status == "ok", res
+    assert marker.read_text() == "ran\n"
+
+
+@pytest.mark.parametrize(
+    ("first_line", "words"),
+    [
+        ("#!sh", "names 'sh' as its interpreter"),
+        ("#!", "names an empty or over-long #! line"),
+        ("#!/" + "x" * 300, "names an empty or over-long #! line"),
+        ("#!/nonexistent/sh", "/nonexistent does not exist"),
+    ],
+)
+def test_interpreter_lines_the_auditor_cannot_trust_are_refused(tmp_path, first_line, words):
+    prog, marker = _script(tmp_path / "bin", first_line)
+    res = _host(prog.parent, "/usr/bin", "/bin").run(["npu-smi", "info"])
+    assert not marker.exists()
+    assert res.status == "refused" and words in res.error, res.error
+
+
+def test_shebang_is_split_as_the_kernel_splits_it():
+    assert shebang(b"#! /bin/sh  -e -u \nrest") == ("/bin/sh", "-e -u")
+    assert shebang(b"#!/usr/bin/env\tpython3\r\n") == ("/usr/bin/env", "python3")
+    assert shebang(b"\x7fELF\x02\x01") is None
+    assert shebang(b"") is None
+    assert shebang(b"#!/bin/\xff\n") == ("/bin/\udcff", "")
+    assert env_program("-S -u HOME python3 -u") == "python3"
+    assert env_program("-i A=1 --chdir / python3") == "python3"
+    assert env_program("-i") is None
+
+
+def test_interpreters_nested_past_the_kernels_limit_are_refused(tmp_path):
+    prev = "/bin/sh"
+    for i in range(MAX_INTERPRETERS + 1):
+        prev = str(_script(tmp_path / "lib", f"#!{prev}", name=f"level{i}")[0])
+    prog, marker = _script(tmp_path / "bin", f"#!{prev}")
+    res = _host(prog.parent, "/usr/bin", "/bin").run(["npu-smi", "info"])
+    assert not marker.exists()
+    assert res.status == "refused" and "nested #! interpreters" in res.error, res.error
 
 
 # ---------------------------------------------------------------------------------------------
