@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -346,7 +347,7 @@ class LineTooLong(ValueError):
 
 
 def line_chunks(
-    fh: IO[bytes],
+    fh: io.BufferedIOBase,
     size: int,
     max_line: int | None = None,
     progress: Callable[[int], None] | None = None,
