@@ -12,7 +12,7 @@ from ascend_audit.host.base import CommandResult, ProcessIdentity, ProcessInfo
 if TYPE_CHECKING:
     from ascend_audit.facts.bench_result import BenchResult
     from ascend_audit.facts.probe import ProbeFacts
-    from ascend_audit.facts.serving_config import ServingConfig
+    from ascend_audit.facts.serving_config.model import ServingConfig
     from ascend_audit.facts.serving_log import ServingLogFacts
 
 V = TypeVar("V")

@@ -39,7 +39,7 @@ MINDIE_HOME = "/usr/local/Ascend/mindie/latest/mindie-service"
 
 def is_serving(proc: ProcessInfo) -> str | None:
     """'vllm' or 'mindie' when a process is a serving engine, else None."""
-    from ascend_audit.facts.serving_config import is_vllm_argv
+    from ascend_audit.facts.serving_config.argv import is_vllm_argv
 
     if is_vllm_argv(proc.cmdline):
         return "vllm"
@@ -124,12 +124,12 @@ _OPTION_KEYS = ("torchair_graph_config", "ascend_scheduler_config", "ascend_comp
 def _parse_config_text(text: str, path: str, env: dict[str, str] | None = None) -> Any:
     """MindIE config.json, a standalone --additional-config JSON, a `vllm serve …` launch
     script or command line, or vLLM YAML / JSON."""
-    from ascend_audit.facts.serving_config import (
+    from ascend_audit.facts.serving_config.config_file import parse_config_file
+    from ascend_audit.facts.serving_config.launch_script import (
         is_launch_script,
-        parse_config_file,
         parse_launch_script,
-        parse_option_json,
     )
+    from ascend_audit.facts.serving_config.option_json import parse_option_json
 
     head = text.lstrip()[:4096]
     if head.startswith("{") and '"model"' not in head and any(k in head for k in _OPTION_KEYS):
@@ -150,7 +150,8 @@ def _unreadable(cfg: Any) -> str | None:
 
 
 def _process_config(ctx: Context, proc: ProcessInfo, kind: str) -> ConfigInput:
-    from ascend_audit.facts.serving_config import parse_mindie_config, parse_vllm_argv
+    from ascend_audit.facts.serving_config.argv import parse_vllm_argv
+    from ascend_audit.facts.serving_config.mindie import parse_mindie_config
 
     src = f"process {proc.pid} cmdline"
     env = dict(proc.environ)
@@ -198,7 +199,7 @@ def serving_configs(ctx: Context) -> ServingConfigs:
 
 def _logged_args(ctx: Context) -> list[ConfigInput]:
     """The `non-default args: {...}` line of each serving log, read whole as a configuration."""
-    from ascend_audit.facts.serving_config import parse_vllm_args_dict
+    from ascend_audit.facts.serving_config.args_dict import parse_vllm_args_dict
 
     out = []
     for item in ctx.fact(SERVING_LOGS) if ctx.inputs.serving_logs else ():

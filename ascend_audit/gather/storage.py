@@ -114,7 +114,7 @@ def _is_pathlike(value: str) -> bool:
 
 def model_from_argv(argv: tuple[str, ...] | list[str]) -> tuple[str | None, str]:
     """The model a vLLM / MindIE command line names, and what kind of server it is."""
-    from ascend_audit.facts.serving_config import is_vllm_argv, parse_vllm_argv
+    from ascend_audit.facts.serving_config.argv import is_vllm_argv, parse_vllm_argv
 
     toks = [str(t) for t in argv]
     if len(toks) == 1 and " " in toks[0]:
@@ -135,7 +135,7 @@ def model_from_argv(argv: tuple[str, ...] | list[str]) -> tuple[str | None, str]
 
 def _mindie_weights(ctx: Context, proc: ProcessInfo) -> tuple[str | None, str]:
     """MindIE's modelWeightPath from the config.json beside its daemon."""
-    from ascend_audit.facts.serving_config import parse_mindie_config
+    from ascend_audit.facts.serving_config.mindie import parse_mindie_config
 
     homes = []
     if proc.environ.get("MIES_INSTALL_PATH"):

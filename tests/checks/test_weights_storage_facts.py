@@ -19,7 +19,7 @@ from ascend_audit.facts.framework_inputs import (
     ServingConfigs,
 )
 from ascend_audit.facts.mounts import StorageLocation
-from ascend_audit.facts.serving_config import parse_vllm_argv
+from ascend_audit.facts.serving_config.argv import parse_vllm_argv
 from ascend_audit.facts.storage import WEIGHTS_STORAGE, WeightsPath, WeightsStorage
 from ascend_audit.gather.model_dirs import model_dirs
 from ascend_audit.host.base import Host, StatInfo

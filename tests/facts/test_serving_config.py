@@ -7,15 +7,12 @@ import json
 import pytest
 from shared_fixtures import DATA, fixture, fixture_files, read_fixture
 
-from ascend_audit.facts.serving_config import (
-    cudagraph_name,
-    is_vllm_argv,
-    parse_config_file,
-    parse_mindie_config,
-    parse_option_json,
-    parse_vllm_argv,
-    parse_vllm_yaml,
-)
+from ascend_audit.facts.serving_config.argv import is_vllm_argv, parse_vllm_argv
+from ascend_audit.facts.serving_config.config_file import parse_config_file
+from ascend_audit.facts.serving_config.mindie import parse_mindie_config
+from ascend_audit.facts.serving_config.option_json import parse_option_json
+from ascend_audit.facts.serving_config.values import cudagraph_name
+from ascend_audit.facts.serving_config.vllm_yaml import parse_vllm_yaml
 
 MINDIE = "framework/mindie_service_default_config.json"
 OWN = DATA / "framework"
@@ -198,7 +195,10 @@ LAUNCH = "field/launch_and_args/"
 
 
 def test_launch_script_with_continuations_json_and_a_comment_after_the_backslash() -> None:
-    from ascend_audit.facts.serving_config import is_launch_script, parse_launch_script
+    from ascend_audit.facts.serving_config.launch_script import (
+        is_launch_script,
+        parse_launch_script,
+    )
 
     name = (
         LAUNCH + "launch_310P_Qwen3.5-27B_TP4_additional-config_ascend_compilation_config"
@@ -218,7 +218,7 @@ def test_launch_script_with_continuations_json_and_a_comment_after_the_backslash
 
 
 def test_launch_script_of_four_nodes_keeps_shell_variables() -> None:
-    from ascend_audit.facts.serving_config import parse_launch_script
+    from ascend_audit.facts.serving_config.launch_script import parse_launch_script
 
     name = (
         LAUNCH + "launch_4node_DSV3_DP8_TP4_EP_headless_additional-config_torchair"
@@ -233,7 +233,7 @@ def test_launch_script_of_four_nodes_keeps_shell_variables() -> None:
 
 
 def test_api_server_module_command_exports_and_redirections() -> None:
-    from ascend_audit.facts.serving_config import parse_launch_script
+    from ascend_audit.facts.serving_config.launch_script import parse_launch_script
 
     text = (
         "#!/bin/bash\n"
@@ -253,7 +253,7 @@ def test_api_server_module_command_exports_and_redirections() -> None:
 
 
 def test_non_default_args_dict_is_read_whole() -> None:
-    from ascend_audit.facts.serving_config import parse_vllm_args_dict
+    from ascend_audit.facts.serving_config.args_dict import parse_vllm_args_dict
 
     name = (
         LAUNCH + "non-default_args_and_engine_config_vllm0.11.0rc3_utils233_cudagraph_mode"
@@ -274,7 +274,7 @@ def test_non_default_args_dict_is_read_whole() -> None:
 
 @pytest.mark.parametrize("text", ["", "   \n", "echo hello\nls -l\n", "vllm\n"])
 def test_launch_script_without_a_vllm_command(text: str) -> None:
-    from ascend_audit.facts.serving_config import parse_launch_script
+    from ascend_audit.facts.serving_config.launch_script import parse_launch_script
 
     c = parse_launch_script(text, "x.sh")
     assert not c.items and c.problems and c.problems[0].startswith("x.sh")

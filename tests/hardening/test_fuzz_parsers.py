@@ -27,11 +27,17 @@ from ascend_audit.facts import (
     nvme_cli,
     probe,
     rank_table,
-    serving_config,
     serving_log,
     sysfs,
     versions,
 )
+from ascend_audit.facts.serving_config.args_dict import parse_vllm_args_dict
+from ascend_audit.facts.serving_config.argv import is_vllm_argv, parse_vllm_argv
+from ascend_audit.facts.serving_config.config_file import parse_config_file
+from ascend_audit.facts.serving_config.launch_script import is_launch_script, parse_launch_script
+from ascend_audit.facts.serving_config.mindie import parse_mindie_config
+from ascend_audit.facts.serving_config.option_json import parse_option_json
+from ascend_audit.facts.serving_config.vllm_yaml import parse_vllm_yaml
 
 NPU_SMI_TEXTS = read_all(
     fixture_files("npu_smi_info")
@@ -266,10 +272,16 @@ def test_serving_log_scanner_takes_any_iterable(items):
 @fuzz_settings(120)
 @given(hostile(CONFIG_TEXTS), st.dictionaries(st.text(max_size=20), st.text(max_size=20)))
 def test_serving_config_parsers_never_raise(text, env):
-    serving_config.parse_config_file(text, "cfg", env)
-    serving_config.parse_vllm_yaml(text, "cfg.yaml", env)
-    serving_config.parse_option_json(text, "extra.json")
-    serving_config.parse_mindie_config(text, "config.json", env)
+    outs = [
+        parse_config_file(text, "cfg", env),
+        parse_vllm_yaml(text, "cfg.yaml", env),
+        parse_option_json(text, "extra.json"),
+        parse_mindie_config(text, "config.json", env),
+        parse_launch_script(text, "run.sh", env),
+        parse_vllm_args_dict(text, "vllm.log", 1, env),
+    ]
+    assert all(isinstance(o.problems, tuple) and isinstance(o.env, dict) for o in outs)
+    assert is_launch_script(text) in (True, False)
 
 
 @fuzz_settings(120)
@@ -304,8 +316,8 @@ def test_serving_config_parsers_never_raise(text, env):
     st.one_of(st.none(), any_text),
 )
 def test_vllm_argv_parser_never_raises(argv, config_text):
-    serving_config.parse_vllm_argv(argv, "cmdline", {}, config_text, "cfg.yaml")
-    serving_config.is_vllm_argv(argv)
+    parse_vllm_argv(argv, "cmdline", {}, config_text, "cfg.yaml")
+    is_vllm_argv(argv)
 
 
 @fuzz_settings(120)
@@ -327,6 +339,6 @@ def test_probe_output_parser_never_raises(stdout, stderr, rc):
 )
 def test_serving_config_pathological_documents(text):
     """Deep nesting and YAML alias tricks give a problem, not a RecursionError or a hang."""
-    out = serving_config.parse_config_file(text, "evil.yaml")
+    out = parse_config_file(text, "evil.yaml")
     assert out is not None
     bench_result.parse_bench_result(text, "evil.json")

@@ -22,10 +22,10 @@ from ascend_audit.facts import (
     npu_smi,
     profiler,
     rank_table,
-    serving_config,
     serving_log,
     versions,
 )
+from ascend_audit.facts.serving_config.vllm_yaml import parse_vllm_yaml
 
 RATIO = 20.0
 
@@ -131,7 +131,7 @@ CASES = {
         lambda n: LOG * n,
     ),
     "serving_config.parse_vllm_yaml": (
-        lambda t: serving_config.parse_vllm_yaml(t, "x.yaml"),
+        lambda t: parse_vllm_yaml(t, "x.yaml"),
         lambda n: _yaml(20 * n),
     ),
     "bench_result.parse_bench_result": (

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hardening.helpers import DATA, audit, every_output, fake_node, no_traceback
 
-from ascend_audit.facts.serving_config import parse_vllm_argv
+from ascend_audit.facts.serving_config.argv import parse_vllm_argv
 from ascend_audit.redact import MASK, redact_argv, redact_env, redact_text
 
 HF = "hf_PlantedHfTokenAbCdEfGhIjKl0123"
