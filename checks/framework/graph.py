@@ -253,6 +253,7 @@ def _graph_signals(f: Any) -> bool:
         f.engine
         or f.graph_mode != "unknown"
         or f.graph_failures
+        or f.graph_fallbacks
         or f.env_conflicts
         or f.graph_notes
         or f.graph

@@ -15,6 +15,8 @@ _MARKERS = {
     "engine_core_failed": "the engine core failed to start",
     "worker_failed": "a worker process failed",
     "engine_core_died": "the engine core process died",
+    "unfinished_traceback": "the log ends inside a Python traceback (its exception is cut off)",
+    "engine_dead": "the engine core hit a fatal error and serves no more (EngineDeadError)",
     "mindie_start_failed": "the MindIE server failed to start",
     "mindie_warmup_failed": "MindIE warm-up failed",
     "mindie_daemon_killed": "the MindIE daemon was killed",
@@ -64,26 +66,38 @@ def _death(f: Any) -> Outcome:
     where = f" at {f.exception_where}" if f.exception_where else ""
     head = f"{f.source}: the engine died {_stage_text(f)}"
     parts = [f"{exc}{where}" if exc else what]
+    cause = f.first_cause
+    if cause is not None:
+        # Name the line that says why first; the final line stays as context.
+        at = f" at {f.first_cause_where}" if f.first_cause_where else ""
+        parts = [
+            f"first cause: {cause.value}{at} ({cause.source}:{cause.lineno})",
+            f"final: {parts[0]} ({death.source}:{death.lineno})",
+        ]
     if exc and death.signal == "final_exception":
         marker = next((h for h in f.deaths if h.signal != "final_exception"), None)
         if marker is not None and marker.signal in _MARKERS:
             parts.append(_MARKERS[marker.signal])
     first = f.hits("final_exception")
-    if len(first) > 1 and first[0].value != exc:
+    if cause is None and len(first) > 1 and first[0].value != exc:
         parts.append(f"first exception: {first[0].value} ({first[0].source}:{first[0].lineno})")
     capture = f.last("graph_capturing")
     if capture and f.stage in ("kv_sized", "weights_loaded") and capture.lineno < death.lineno:
         parts.append("while capturing graphs")
     codes = _codes(f)
+    if cause is not None:  # the first cause's own codes first: its remediation is the fix
+        codes.sort(key=lambda c: c[0].lineno != cause.lineno)
     if codes:
         parts.append(
             "codes " + ", ".join(f"{info.code} ({info.meaning})" for _h, info in codes[:4])
         )
-    ev = [hit_evidence(death)]
+    ev = [hit_evidence(cause)] if cause is not None else []
+    ev.append(hit_evidence(death))
     reached = f.last(f"stage_{f.stage}") if f.stage else None
     if reached is not None:
         ev.append(hit_evidence(reached))  # how far it got
-    ev += [hit_evidence(h) for h in f.deaths if h.lineno != death.lineno][:3]
+    shown = {death.lineno, cause.lineno if cause is not None else 0}
+    ev += [hit_evidence(h) for h in f.deaths if h.lineno not in shown][:3]
     ev += [code_evidence(h, info) for h, info in codes[:6]]
     fix = next((_HCCL_FIX for _h, i in codes if _is_hccl(i)), None)
     if fix is None:
@@ -100,6 +114,8 @@ def _death(f: Any) -> Outcome:
         died=True,
         final_exception=exc,
         exception_where=f.exception_where,
+        first_cause=cause.value if cause is not None else None,
+        first_cause_at=f"{cause.source}:{cause.lineno}" if cause is not None else None,
         error_codes=[str(h.value) for h in f.error_codes],
     )
 

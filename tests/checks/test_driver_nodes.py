@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import cli as run_cli
 from fakenode import FakeNpu, npu_smi_outputs, npu_smi_topo
 from standins import node_env, standin
 from sysroot import NODE_CPUS, NPU_BDFS, healthy_910b_node, local
@@ -43,13 +43,7 @@ SKIPPED_HERE = {
 
 
 def audit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env or dict(os.environ),
-    )
+    return run_cli(*args, env=env or dict(os.environ))
 
 
 @cache

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shared_fixtures import fixture
+from shared_fixtures import DATA, fixture
 from standins import run_node
 
 from ascend_audit.context import Inputs
@@ -76,6 +76,87 @@ def test_no_framework_result_passes_when_the_log_shows_the_engine_died(tmp_path,
     life = report.result("FWK-LIFE-001")
     assert life.status is Status.FAIL and "died" in life.summary
     assert any(e.source.startswith(f"{log}:") and e.excerpt for e in life.evidence)
+
+
+# Logs from public issue threads in the project's own test data (tests/data/serving_logs/README.md)
+OWN_DEAD = [
+    "gpustack-3894_mindie_310p_MIE04E02041C_listen_failed_start_fail.log",
+    "gpustack-2016_mindie_unsupported_model_minicpmv_pybind_At.partial.log",
+    "gpustack-3225_mindie_ERR00100_EE1001_invalid_visible_device.partial.log",
+    "vllm-ascend-7384_qwen3-coder-480b_EngineDeadError_while_serving_then_200.partial.log",
+    "vllm-ascend-1767_EngineCore_fatal_error_while_serving_scheduler.partial.log",
+    "index-tts-vllm-161_vllm-ascend_Engine_core_initialization_failed_ERR99999.partial.log",
+    "vllm-ascend-1963_Mllama_not_supported_by_V1_falling_back_to_V0_then_traceback.partial.log",
+    "vllm-ascend-2712_310p_PP3_hcclCommInitRootInfoConfig_error_code_1_ERR02200.partial.log",
+    "vllm-ascend-3162_GRPO_EI0009_transport_init_error_collective_rpc_failed.partial.log",
+]
+
+
+@pytest.mark.parametrize("name", OWN_DEAD, ids=lambda n: n[:50])
+def test_no_framework_pass_on_the_own_dead_logs(tmp_path, name) -> None:
+    report = audit(tmp_path, serving_logs=[DATA / "serving_logs" / name])
+    fw = [r for r in report.results if r.layer == "framework"]
+    assert fw and not [r.id for r in fw if r.status is Status.PASS]
+    assert report.layer("framework").verdict is Verdict.NOT_READY
+    assert report.result("FWK-LIFE-001").status is Status.FAIL
+
+
+def test_mindie_death_names_the_first_cause_and_keeps_the_final_line(tmp_path) -> None:
+    log = (
+        DATA
+        / "serving_logs"
+        / "gpustack-3894_mindie_310p_MIE04E02041C_listen_failed_start_fail.log"
+    )
+    r = audit(tmp_path, serving_logs=[log]).result("FWK-LIFE-001")
+    assert "first cause: [MIE04E02041C] [endpoint] Failed to listen 172.17.0.3:40032" in r.summary
+    assert f"{log}:1)" in r.summary and "final: the MindIE server failed to start" in r.summary
+    assert r.evidence[0].source == f"{log}:1" and r.evidence[1].source == f"{log}:4"
+    assert r.metrics["first_cause_at"] == f"{log}:1"
+
+
+def test_design_downgrade_alone_is_a_graph_warn(tmp_path) -> None:
+    log = (
+        DATA
+        / "serving_logs"
+        / "vllm-ascend-13346_AscendMLABackend_FULL_to_FULL_DECODE_ONLY_by_design.partial.log"
+    )
+    r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-GRAPH-001")
+    assert r.status is Status.WARN and "FULL_DECODE_ONLY" in r.summary and "by design" in r.summary
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "vllm-ascend-1305_v0.8.5_V1_falls_back_to_V0_eager.partial.log",
+        "vllm-ascend-1963_Mllama_not_supported_by_V1_falling_back_to_V0_then_traceback.partial.log",
+    ],
+)
+def test_v1_to_v0_fallback_fails_graph_mode(tmp_path, name) -> None:
+    r = audit(tmp_path, layers=("framework",), serving_logs=[DATA / "serving_logs" / name])
+    graph = r.result("FWK-GRAPH-001")
+    assert graph.status is Status.FAIL and "v0_engine_fallback" in graph.summary
+
+
+def test_hccl_init_error_code_1_names_the_exception_and_hccl_causes(tmp_path) -> None:
+    log = (
+        DATA
+        / "serving_logs"
+        / ("vllm-ascend-2712_310p_PP3_hcclCommInitRootInfoConfig_error_code_1_ERR02200.partial.log")
+    )
+    r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-LIFE-001")
+    assert "RuntimeError: create_config" in r.summary
+    assert "1 (HCCL rejected a parameter" in r.summary  # hicann/hcomm HcclResult HCCL_E_PARA
+    assert "rank table" in (r.remediation or "")
+
+
+def test_a_33_minute_weight_load_is_a_finding(tmp_path) -> None:
+    log = (
+        DATA
+        / "serving_logs"
+        / "vllm-ascend-10343_nightly_weights_load_33min_29s_per_shard.partial.log"
+    )
+    r = audit(tmp_path, layers=("framework",), serving_logs=[log]).result("FWK-WGT-001")
+    assert r.status is Status.WARN and "2083 s" in r.summary
 
 
 def test_config_checks_do_not_pass_beside_a_dead_mindie_log(tmp_path) -> None:

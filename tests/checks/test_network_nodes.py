@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import cli as run_cli
 from fakenode import FakeNpu, npu_smi_outputs
 from shared_fixtures import DATA, FIXTURES
 from standins import node_env, standin
@@ -132,27 +131,19 @@ def audit(tmp_path: Path, bindir: Path, *extra: str, policy: str = "") -> dict[s
     out = tmp_path / "out.json"
     (tmp_path / "p.toml").write_text(policy)
     env = {k: v for k, v in node_env(bindir).items() if not k.startswith(("HCCL_", "RANK"))}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--sysroot",
-            str(tmp_path / "root"),
-            "--layers",
-            "driver",
-            "--only",
-            ",".join(MINE),
-            "--json",
-            str(out),
-            "--policy",
-            str(tmp_path / "p.toml"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = run_cli(
+        "run",
+        "--sysroot",
+        str(tmp_path / "root"),
+        "--layers",
+        "driver",
+        "--only",
+        ",".join(MINE),
+        "--json",
+        str(out),
+        "--policy",
+        str(tmp_path / "p.toml"),
+        *extra,
         env=env,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
@@ -345,24 +336,16 @@ def test_rank_table_from_service_env_and_real_hccn_conf_fixture_parse(tmp_path):
     assert env_path  # the audit's own environment carries RANK_TABLE_FILE here
     out = tmp_path / "o.json"
     env = dict(node_env(bindir), RANK_TABLE_FILE="/etc/rt.json")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--sysroot",
-            str(tmp_path / "root"),
-            "--layers",
-            "driver",
-            "--only",
-            "DRV-RANK-001",
-            "--json",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run_cli(
+        "run",
+        "--sysroot",
+        str(tmp_path / "root"),
+        "--layers",
+        "driver",
+        "--only",
+        "DRV-RANK-001",
+        "--json",
+        str(out),
         env=env,
     )
     r = json.loads(out.read_text())["results"][0]

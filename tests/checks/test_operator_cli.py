@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
-from shared_fixtures import DATA, REPO
+from clirun import cli as run_cli
+from shared_fixtures import DATA
 
 TRACES = DATA / "traces"
 
 
 def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=cwd,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def test_clean_trace_exits_0(tmp_path):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
+from clirun import cli as run_cli
 
 from ascend_audit.policy import parse_policy
 from ascend_audit.presets import list_presets, preset_names, preset_text
@@ -14,9 +14,7 @@ WANTED = {"a2-vllm", "a3-vllm", "a2-mindie", "a3-mindie", "a3-vllm-prefill", "a3
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args], capture_output=True, text=True, timeout=120
-    )
+    return run_cli(*args)
 
 
 def test_scenarios_are_bundled_with_descriptions():

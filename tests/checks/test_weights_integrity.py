@@ -6,9 +6,10 @@ import json
 import os
 import struct
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from clirun import cli as run_cli
 
 
 def shard(path: Path, names: list[str], n: int = 4096) -> None:
@@ -40,9 +41,7 @@ def model(tmp_path: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args], capture_output=True, text=True, timeout=120
-    )
+    return run_cli(*args)
 
 
 def wgt(tmp_path: Path, *args: str) -> dict[str, Any]:

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 
 import jsonschema
 from ascend_audit.reports.json_report import schema
+from clirun import cli as run_cli
+from clirun import cli_process
 
 
 def audit(*args, env=None, timeout=120):
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=full_env,
-    )
+    return run_cli(*args, env=full_env)
 
 
 def test_plain_run_without_npu_fails_driver_and_blocks_the_rest(tmp_path):
@@ -79,13 +73,13 @@ def test_internal_failure_exits_3_without_traceback(tmp_path):
     (checks / "breaks_engine.py").write_text(
         "import ascend_audit.engine as engine\nengine.overall_verdict = lambda layers: 1 / 0\n"
     )
-    out = audit(
+    out = cli_process(
         "run",
         "--sysroot",
         str(tmp_path),
         "--checks-dir",
         str(checks),
-        env={"PATH": "/usr/bin:/bin"},
+        env=dict(os.environ, PATH="/usr/bin:/bin"),
     )
     assert out.returncode == 3
     assert "internal error" in out.stderr and "Traceback" not in out.stderr

@@ -6,13 +6,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 from ascend_audit.reports.json_report import schema
+from clirun import cli as run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,13 +32,7 @@ NAMES = [e.name for e in BUILD.EXAMPLES]
 
 
 def audit(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ, PATH="/usr/bin:/bin"),
-    )
+    return run_cli(*args, env=dict(os.environ, PATH="/usr/bin:/bin"))
 
 
 def test_example_list_names_every_example():

@@ -7,18 +7,13 @@ import subprocess
 import sys
 
 import pytest
+from clirun import cli as run_cli
 
 from ascend_audit import __version__
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
+    return run_cli(*args, env={**os.environ, **(env or {})})
 
 
 def complete(words: str) -> list[str]:

@@ -5,22 +5,15 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
-import sys
 import tarfile
 
+from clirun import cli as run_cli
 from fakenode import atlas_800_a2, npu_smi_outputs
 from standins import node_env, standin
 
 
 def audit(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env or dict(os.environ),
-    )
+    return run_cli(*args, env=env or dict(os.environ))
 
 
 def _fake_node(tmp_path):

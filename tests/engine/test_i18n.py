@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 import string
-import subprocess
-import sys
 
 import pytest
+from clirun import cli as run_cli
 
 from ascend_audit.i18n import CHECK_FIELDS, LANGS, check_catalog, detect_lang, messages, t
 from ascend_audit.registry import load_registry
@@ -69,23 +68,15 @@ def test_message_formatting_and_fallback() -> None:
 
 def test_json_keeps_english_and_records_the_language(tmp_path) -> None:
     path = tmp_path / "r.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--example",
-            "firmware-mismatch",
-            "-q",
-            "--lang",
-            "zh",
-            "--json",
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run_cli(
+        "run",
+        "--example",
+        "firmware-mismatch",
+        "-q",
+        "--lang",
+        "zh",
+        "--json",
+        str(path),
         env=dict(os.environ),
     )
     report = json.loads(path.read_text(encoding="utf-8"))

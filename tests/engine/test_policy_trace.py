@@ -4,10 +4,9 @@ and a command-line override makes a new policy (new digest) instead of changing 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from clirun import cli as run_cli
 
 from ascend_audit.policy import PolicyError, default_policy, parse_policy
 
@@ -44,8 +43,7 @@ def test_an_override_of_an_unknown_key_is_refused():
 
 def _policy_of(tmp_path, *extra: str) -> dict:
     out = tmp_path / f"r{len(extra)}.json"
-    cmd = [sys.executable, "-m", "ascend_audit", "run", "--example", "atlas-800t-a2-ready"]
-    subprocess.run([*cmd, "--json", str(out), "-q", *extra], capture_output=True, timeout=120)
+    run_cli("run", "--example", "atlas-800t-a2-ready", "--json", str(out), "-q", *extra)
     return json.loads(out.read_text())["policy"]
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from clirun import cli as run_cli
 
 from ascend_audit.context import Context
 from ascend_audit.engine import Selection, exit_code, run_audit
@@ -81,20 +79,6 @@ def test_multi_node_presets_require_roce_and_rank_table(preset, required):
 def test_unknown_required_check_is_a_usage_error(tmp_path):
     p = tmp_path / "p.toml"
     p.write_text('[audit]\nrequired_checks = ["DRV-NOPE-001"]\n')
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--example",
-            "atlas-800t-a2-ready",
-            "--policy",
-            str(p),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_cli("run", "--example", "atlas-800t-a2-ready", "--policy", str(p))
     assert proc.returncode == 2, proc.stderr
     assert "DRV-NOPE-001" in proc.stderr and "Traceback" not in proc.stderr

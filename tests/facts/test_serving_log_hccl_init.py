@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shared_fixtures import DATA
 
-from ascend_audit.facts.error_codes import find_codes
+from ascend_audit.facts.error_codes import describe, find_codes
 from ascend_audit.facts.serving_log import scan_serving_log_file
 
 FRAMEWORK = DATA / "framework"
@@ -22,6 +22,7 @@ def test_mindie_native_hccl_init_failure_is_a_death_with_its_code():
     signals = [h.signal for h in f.deaths]
     assert signals[0] == "hccl_init_failed" and "exited" in signals
     assert "hccl:2" in _codes(f)
+    assert describe("2", "hccl").name == "HCCL_E_PTR"  # hicann/hcomm hccl_types.h HcclResult
 
 
 def test_vllm_worker_hccl_init_failure_names_the_exception_and_codes():
@@ -29,6 +30,7 @@ def test_vllm_worker_hccl_init_failure_names_the_exception_and_codes():
     assert f.died and f.stage == "configured"
     assert f.final_exception and "hcclCommInitRootInfoConfig" in f.final_exception
     assert {"hccl:1", "torch_npu:ERR02200"} <= _codes(f)
+    assert describe("1", "hccl").name == "HCCL_E_PARA"
     assert "worker_died" in [h.signal for h in f.deaths]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import cli as run_cli
 from fakenode import atlas_800_a2, npu_smi_outputs
 from standins import standin
 from sysroot import healthy_910b_node
@@ -23,6 +24,7 @@ ANSIBLE_PLAYBOOK = shutil.which("ansible-playbook")
 pytestmark = [
     pytest.mark.skipif(ANSIBLE_PLAYBOOK is None, reason="ansible-core is not installed (fleet)"),
     pytest.mark.timeout(600),
+    pytest.mark.xdist_group("ansible"),  # one worker builds the module's wheel once
 ]
 
 READY_POLICY = """\
@@ -46,12 +48,7 @@ def _closed_port() -> int:
 
 
 def _has_merge() -> bool:
-    out = subprocess.run(
-        [sys.executable, "-m", "ascend_audit", "merge", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = run_cli("merge", "--help")
     return out.returncode == 0
 
 
@@ -255,20 +252,12 @@ def test_fleet_play_audits_fetches_merges_and_fails_naming_nodes(tmp_path, wheel
     assert fault_layers["driver"] == "NOT_READY"
 
     # the fetched snapshot replays into the same verdict on the controller
-    replay = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--snapshot",
-            str(fleet / "snapshots" / "node-fault.tar.gz"),
-            "--json",
-            str(tmp_path / "replay.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    replay = run_cli(
+        "run",
+        "--snapshot",
+        str(fleet / "snapshots" / "node-fault.tar.gz"),
+        "--json",
+        str(tmp_path / "replay.json"),
         env=dict(os.environ, PATH="/usr/bin:/bin"),
     )
     assert json.loads((tmp_path / "replay.json").read_text())["verdict"] == "NOT_READY", replay

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from ascend_audit.reports.prometheus import (
     render_prometheus,
     write_prometheus,
 )
+from clirun import cli as run_cli
 
 from ascend_audit.model import Evidence, LayerReport, Report, Result, Status, Verdict
 
@@ -329,13 +329,7 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env or dict(os.environ),
-    )
+    return run_cli(*args, env=env or dict(os.environ))
 
 
 def _has_prometheus_option() -> bool:

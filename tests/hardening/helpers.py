@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clirun import cli, cli_process
 from fakenode import FakeNpu, npu_smi_outputs, npu_smi_topo
 from standins import node_env, standin
 from sysroot import NODE_CPUS, NPU_BDFS, healthy_910b_node
@@ -22,17 +23,15 @@ PY = sys.executable
 def audit(
     *args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None, timeout=180
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m ascend_audit ARGS` as a user would; the package is found via PYTHONPATH."""
-    env = dict(env if env is not None else os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [PY, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        cwd=str(cwd) if cwd else str(REPO),
-    )
+    """Run the CLI in-process as `python -m ascend_audit ARGS` would, from the repository root."""
+    return cli(*args, env=env, cwd=cwd or REPO, timeout=timeout)
+
+
+def audit_process(
+    *args: str, env: dict[str, str] | None = None, cwd: str | Path | None = None, timeout=180
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m ascend_audit ARGS` as a child, where the process boundary is tested."""
+    return cli_process(*args, env=env, cwd=cwd or REPO, timeout=timeout)
 
 
 def smi_answers() -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from fakenode import FakeNpu, npu_smi_outputs
-from hardening.helpers import PY, REPO, audit, fake_node
+from hardening.helpers import PY, REPO, audit_process, fake_node
 
 BOMB = 256 * 1024 * 1024
 RSS_BOUND_MB = 200  # an unpacker that reads one 256 MiB header whole is far above this
@@ -149,7 +149,9 @@ def test_64_hung_npus_end_within_three_timeouts_and_five_seconds(tmp_path):
     root, _bindir, env = fake_node(tmp_path, answers)
     timeout = 1.0
     t0 = time.monotonic()
-    res = audit("run", "--sysroot", str(root), "--timeout", str(timeout), "--json", "-", env=env)
+    res = audit_process(
+        "run", "--sysroot", str(root), "--timeout", str(timeout), "--json", "-", env=env
+    )
     wall = time.monotonic() - t0
     assert res.returncode == 1, res.stderr[-800:]
     report = json.loads(res.stdout)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hardening.helpers import REPO, audit, fake_node, script
+from hardening.helpers import REPO, audit_process, fake_node, script
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "atlas-800t-a2-ready"
 
@@ -53,7 +53,7 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
 
 def test_bad_inputs_exit_2_naming_them(tmp_path):
     for args, named in _bad_inputs(tmp_path):
-        res = audit(*args)
+        res = audit_process(*args)
         assert res.returncode == 2, (args, res.returncode, res.stderr[-600:])
         assert named in res.stderr, (args, res.stderr[-600:])
         assert "Traceback" not in res.stderr
@@ -63,7 +63,7 @@ def test_an_unwritable_output_is_refused_before_the_audit_starts(tmp_path):
     root, bindir, env = fake_node(tmp_path)
     marker = tmp_path / "npu-smi-ran"
     script(bindir, "npu-smi", f"touch {marker}")
-    res = audit("run", "--sysroot", str(root), "-o", "/etc/hostname/reports", env=env)
+    res = audit_process("run", "--sysroot", str(root), "-o", "/etc/hostname/reports", env=env)
     assert res.returncode == 2 and "/etc/hostname" in res.stderr
     assert not marker.exists(), "the audit ran before the output was checked"
 
@@ -120,7 +120,9 @@ def test_interrupt_ends_child_process_groups_and_removes_snapshots(tmp_path, sig
 
 def test_sigterm_during_a_snapshot_replay_removes_the_unpacked_copy(tmp_path):
     bundle = tmp_path / "node.tar.gz"
-    made = audit("run", "--example", "atlas-800t-a2-ready", "--json", str(tmp_path / "r.json"))
+    made = audit_process(
+        "run", "--example", "atlas-800t-a2-ready", "--json", str(tmp_path / "r.json")
+    )
     assert made.returncode == 0
     shutil.make_archive(str(bundle)[: -len(".tar.gz")], "gztar", EXAMPLE)
     checks = tmp_path / "checks"
@@ -170,7 +172,7 @@ def test_report_json_is_strict_json_even_with_nan_and_infinity(tmp_path):
         "    return Outcome(Status.PASS, 'ratio', metrics={'r': float('nan'), 'i': float('inf')})\n"
     )
     out = tmp_path / "r.json"
-    res = audit(
+    res = audit_process(
         "run", "--example", "atlas-800t-a2-ready", "--checks-dir", str(checks), "--json", str(out)
     )
     assert res.returncode in (0, 1), res.stderr[-600:]

@@ -11,7 +11,7 @@ import time
 import uuid
 
 import pytest
-from hardening.helpers import audit, fake_node, no_traceback, script
+from hardening.helpers import audit_process, fake_node, no_traceback, script
 
 from ascend_audit.host.live import execute
 
@@ -80,7 +80,7 @@ def _driver_audit(tmp_path, body: str, extra_tools: dict[str, str] | None = None
         script(bindir, name, text)
     out = tmp_path / "r.json"
     start = time.monotonic()
-    proc = audit(
+    proc = audit_process(
         "run",
         "--sysroot",
         str(root),

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hardening.helpers import audit, fake_node
+from hardening.helpers import audit_process, fake_node
 
 from ascend_audit.host.live import LiveHost
 from ascend_audit.safe_io import NotRegularFile, open_regular
@@ -64,7 +64,9 @@ def test_special_file_given_as_an_input_is_a_usage_error(tmp_path, flag):
     fifo = _fifo(tmp_path / "input.fifo")
     root, _bindir, env = fake_node(tmp_path)
     t0 = time.monotonic()
-    res = audit("run", "--sysroot", str(root), "--layers", "driver", flag, str(fifo), env=env)
+    res = audit_process(
+        "run", "--sysroot", str(root), "--layers", "driver", flag, str(fifo), env=env
+    )
     assert res.returncode == 2, (res.returncode, res.stdout[-500:], res.stderr[-500:])
     assert str(fifo) in res.stderr and "FIFO" in res.stderr
     assert time.monotonic() - t0 < 20  # the process start; the refusal itself is a stat
@@ -86,7 +88,7 @@ def test_special_files_inside_input_folders_do_not_block(tmp_path, where):
         args = ["--model-dir", str(folder), "--verify-weights", "--no-gate"]
     root, _bindir, env = fake_node(tmp_path)
     t0 = time.monotonic()
-    res = audit("run", "--sysroot", str(root), *args, env=env, timeout=120)
+    res = audit_process("run", "--sysroot", str(root), *args, env=env, timeout=120)
     assert res.returncode in (0, 1), res.stderr[-800:]
     assert time.monotonic() - t0 < 60
     assert "Traceback" not in res.stderr

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from hardening.helpers import REPO, audit
+from hardening.helpers import REPO, audit_process
 
 PLUGINS = """
 import sys, time
@@ -65,7 +65,7 @@ def test_misbehaving_plugins_become_errors_and_the_audit_writes_its_report(tmp_p
     policy.write_text("[audit]\ncheck_timeout = 2\n")
     out = tmp_path / "r.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    res = audit(
+    res = audit_process(
         "run",
         "--example",
         "atlas-800t-a2-ready",

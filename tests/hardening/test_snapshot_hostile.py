@@ -227,7 +227,11 @@ def test_symlinked_member_in_a_bundle_directory_is_refused(tmp_path):
         SnapshotHost(str(d))
 
 
-@pytest.mark.parametrize("content", [b"", b"not a tarball", gzip.compress(b"x" * 1000)])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"not a tarball", gzip.compress(b"x" * 1000, mtime=0)],
+    ids=["empty", "text", "gzip-not-tar"],  # stable ids: xdist workers must collect alike
+)
 def test_garbage_files_are_refused(tmp_path, content):
     bundle = tmp_path / "garbage.tar.gz"
     bundle.write_bytes(content)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import cli as run_cli
 
 from ascend_audit.model import Status
 
@@ -20,9 +19,6 @@ DEFAULT = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 VENVS = Path(
     os.environ.get("ASCEND_AUDIT_PROBE_VENVS") or DEFAULT / "ascend-audit-ci" / "probe-venvs"
 )
-
-
-CLI = (sys.executable, "-m", "ascend_audit", "run", "--layers", "framework")
 
 
 def venv_python(name: str) -> Path:
@@ -37,13 +33,8 @@ def venv_python(name: str) -> Path:
 
 def audit(python: Path, tmp_path: Path) -> dict:
     out = tmp_path / "out.json"
-    proc = subprocess.run(
-        [*CLI, "--python", str(python), "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=110,
-        check=False,
-    )
+    # the CLI in-process; the probe it starts in the venv's interpreter is the real child
+    proc = run_cli("run", "--layers", "framework", "--python", str(python), "--json", str(out))
     assert proc.returncode == 1, proc.stderr  # the framework layer is not ready without CANN
     assert "Traceback" not in proc.stderr
     return json.loads(out.read_text())

@@ -12,19 +12,14 @@ import xml.etree.ElementTree as ET
 from ascend_audit.reports.diff import diff_reports
 from ascend_audit.reports.json_report import write_report
 from ascend_audit.reports.merge import merge_reports
+from clirun import cli as run_cli
 from report_samples import SAMPLES, driver_down_report, mixed_report, ready_report, validate
 
 from ascend_audit.model import Status, Verdict
 
 
 def audit(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ),
-    )
+    return run_cli(*args, env=dict(os.environ))
 
 
 def _write(tmp_path, name, report) -> str:
@@ -169,27 +164,19 @@ def test_merge_cli(tmp_path):
 def test_run_output_dir_writes_all_formats(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--sysroot",
-            str(root),
-            "-q",
-            "-o",
-            str(tmp_path / "out"),
-            "--html",
-            str(tmp_path / "r.html"),
-            "--junit",
-            str(tmp_path / "r.xml"),
-            "--markdown",
-            str(tmp_path / "r.md"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = run_cli(
+        "run",
+        "--sysroot",
+        str(root),
+        "-q",
+        "-o",
+        str(tmp_path / "out"),
+        "--html",
+        str(tmp_path / "r.html"),
+        "--junit",
+        str(tmp_path / "r.xml"),
+        "--markdown",
+        str(tmp_path / "r.md"),
         env=dict(os.environ, PATH="/usr/bin:/bin"),
     )
     assert out.returncode in (0, 1), out.stderr

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from ascend_audit.reports.html import render_fleet_html, render_html
 from ascend_audit.reports.merge import merge_reports
+from clirun import cli as run_cli
 from report_samples import HOSTILE_IMG, HOSTILE_SCRIPT, SAMPLES, ready_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -24,6 +25,8 @@ selenium = pytest.importorskip(
 )
 if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
     pytest.skip("headless Chromium or chromedriver is absent", allow_module_level=True)
+
+pytestmark = pytest.mark.xdist_group("chromium")  # one worker starts the module's browser once
 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -241,16 +244,8 @@ def _example_names() -> list[str]:
 @pytest.mark.parametrize("example", _example_names())
 def test_every_bundled_example_report_renders_cleanly(browser, tmp_path, example):
     """The HTML of each `run --example` audit, as a ticket would carry it."""
-    import subprocess
-    import sys
-
     out = tmp_path / "out"
-    subprocess.run(
-        [sys.executable, "-m", "ascend_audit", "run", "--example", example, "-q", "-o", str(out)],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    run_cli("run", "--example", example, "-q", "-o", str(out))
     page = out / "report.html"
     seen = _load(browser, page)
     assert seen["console"] == [], seen["console"]
@@ -272,28 +267,8 @@ def test_every_bundled_example_report_renders_cleanly(browser, tmp_path, example
 def test_a_failing_node_prints_on_four_a4_pages_at_most_with_the_fix_on_page_one(
     browser, tmp_path, lang
 ):
-    import subprocess
-    import sys
-
     out = tmp_path / "out"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "run",
-            "--example",
-            "firmware-mismatch",
-            "-q",
-            "--lang",
-            lang,
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+    run_cli("run", "--example", "firmware-mismatch", "-q", "--lang", lang, "-o", str(out))
     page = out / "report.html"
     _load(browser, page)
     fix_first = browser.execute_script(

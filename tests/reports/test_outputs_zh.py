@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 from ascend_audit.reports.html import render_html
 from ascend_audit.reports.junit import render_junit
 from ascend_audit.reports.markdown import render_markdown
+from clirun import cli as run_cli
 from report_samples import SAMPLES, mixed_report
 
 from ascend_audit.i18n import check_text, reflow
@@ -33,12 +32,7 @@ def test_every_sample_renders_in_chinese(name: str) -> None:
 def _firmware_mismatch_json(dest, env: dict) -> None:
     """Audit the firmware-mismatch example into DEST as report.json, in ENV's locale."""
     argv = ["run", "--example", "firmware-mismatch", "-q", "--json", str(dest)]
-    subprocess.run(
-        [sys.executable, "-m", "ascend_audit", *argv],
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
+    run_cli(*argv, env=env)
 
 
 def test_chinese_outputs_carry_the_translated_fix(tmp_path) -> None:
@@ -65,23 +59,15 @@ def test_render_lang_rerenders_an_english_report(tmp_path) -> None:
     src = tmp_path / "r.json"
     _firmware_mismatch_json(src, env)
     assert json.loads(src.read_text())["lang"] == "en"
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_audit",
-            "render",
-            str(src),
-            "--lang",
-            "zh",
-            "--markdown",
-            str(tmp_path / "s.md"),
-            "--html",
-            str(tmp_path / "r.html"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = run_cli(
+        "render",
+        str(src),
+        "--lang",
+        "zh",
+        "--markdown",
+        str(tmp_path / "s.md"),
+        "--html",
+        str(tmp_path / "r.html"),
         env=env,
     )
     assert out.returncode == 0, out.stderr

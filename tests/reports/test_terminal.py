@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
 
 from ascend_audit.reports.terminal import (
     TerminalProgress,
@@ -14,6 +12,7 @@ from ascend_audit.reports.terminal import (
     render_summary,
     wrap,
 )
+from clirun import cli as run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_samples import hostile_report, mixed_report
@@ -23,11 +22,11 @@ from ascend_audit.model import Status
 
 
 def run_example(name: str, *args: str, columns: int = 80) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "ascend_audit", "run", "--example", name, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = run_cli(
+        "run",
+        "--example",
+        name,
+        *args,
         env={**os.environ, "COLUMNS": str(columns), "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"},
     )
     assert out.returncode in (0, 1), out.stderr
@@ -62,11 +61,11 @@ def test_firmware_mismatch_in_english_fits_80_columns_with_the_fix_whole() -> No
 
 
 def test_lang_defaults_from_the_locale() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "ascend_audit", "run", "--example", "firmware-mismatch", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = run_cli(
+        "run",
+        "--example",
+        "firmware-mismatch",
+        "-q",
         env={**os.environ, "LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""},
     )
     assert "总结" in out.stdout

@@ -7,7 +7,7 @@ import re
 # Prefixes that wrap a logged line: "(Worker_TP0 pid=5536) ", "[rank0]: ", a compose service
 # "name   | ", vLLM's "ERROR 11-10 01:25:12 [file.py:671] " and Ray's "… worker_base.py:572] ".
 PREFIX_RE = re.compile(
-    r"(?:\((?:[\w.\-]+) pid=\d+[^)]{0,60}\) ?"
+    r"(?:\((?:[\w.\-]+)(?: [\w.=\-]{1,40})? pid=\d+[^)]{0,60}\) ?"
     r"|\[rank\d+\]: ?"
     r"|[A-Za-z][\w.\-]{0,60} +\| "
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?: +\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)? +"
@@ -15,7 +15,8 @@ PREFIX_RE = re.compile(
 )
 FRAME_RE = re.compile(r'^\s+File "([^"]{1,400})", line (\d+), in (\S{1,200})')
 EXC_RE = re.compile(
-    r"^((?:[a-z_][\w]*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r"^((?:[a-z_][\w]*\.){0,6}(?:[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)"
+    r"|Exception))"
     r"(?::\s?(.{0,400}))?$"
 )
 PYTEST_LOC_RE = re.compile(r"^(\S{1,300}\.py):(\d+): \w+$")
@@ -25,6 +26,47 @@ PTA_TAIL_RE = re.compile(
     r"(ERR\d{5})(.{0,120})"
 )
 ACCESS_RE = re.compile(r'"(GET|POST|PUT|DELETE) (/\S{0,200}) HTTP/[\d.]+" (\d{3})')
+# MindIE's access log: "[Response mindie server, method is GET, uri is /v1/models]
+# [status code: 404]"
+MINDIE_ACCESS_RE = re.compile(
+    r"\[Response mindie server, method is (GET|POST|PUT|DELETE), uri is (/[^\]\s]{0,200})\] "
+    r"\[status code: (\d{3})\]"
+)
+# A C++ daemon's error-level line (MindIE, HCCL, ATB): "[server] [ERROR] [endpoint.cpp:99] : …",
+# "[error] [hccl_runner.cpp:132] …". Python logging's "ERROR mm-dd …" lines are not matched: in
+# vLLM logs they carry traceback lines, so only their exceptions and codes can be a first cause.
+DAEMON_ERROR_RE = re.compile(r"\[(?:ERROR|error|CRITICAL|critical|FATAL|fatal)\]")
+# A Python exception a daemon reports inside its own line ("… with exception: NotImplementedError:
+# unsupported model type: minicpmv"), and pybind11's frames after it ("At:", innermost first).
+EMBEDDED_EXC_RE = re.compile(
+    r"\b(?:[Ee]xception|[Ee]rror)(?: is)?: "
+    r"((?:[a-z_]\w*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
+    r": ?(.{0,400})"
+)
+# The bracketed head of a daemon line: "[2025-…] [38] [452] [server] [ERROR] [http.cpp:163] : "
+DAEMON_HEAD_RE = re.compile(r"^(?:\[[^\]]{0,80}\]\s*)+(?::\s*)?")
+PYBIND_FRAME_RE = re.compile(r"^\s+(\S{1,400}\.py)\((\d+)\): (\S{1,200})$")
+# Fatal kinds that only wrap the failure (a process exited, a server did not start): the first
+# cause is the line before them that says why.
+WRAPPERS = frozenset(
+    (
+        "engine_core_failed",
+        "worker_failed",
+        "engine_core_died",
+        "worker_died",
+        "exited",
+        "mindie_start_failed",
+        "mindie_daemon_killed",
+        "mindie_job_failed",
+        "crashed",
+        "models_404",
+        "engine_dead",
+        "unfinished_traceback",
+    )
+)
+# Fatal kinds after which the engine serves no more: a later 200 is an error streamed back, not
+# recovery; only a restart revives it.
+TERMINAL = frozenset(("engine_dead", "engine_core_died", "worker_died"))
 OP_NAME_RE = re.compile(
     r"\b(?:op(?:_?type|_?name)?|Op ?(?:Type|Name)|kernel(?:_name)?|node)\s*[=:\[]\s*\[?['\"]?"
     r"([A-Za-z_][\w.]{1,80})"
@@ -40,6 +82,12 @@ FATAL: list[tuple[str, re.Pattern[str], str]] = [
             r"Engine core initialization failed",
             "engine_core_failed",
         ),
+        (
+            "EngineCore encountered a fatal error",
+            r"EngineCore encountered a fatal error",
+            "engine_dead",
+        ),
+        ("EngineDeadError", r"EngineDeadError\b", "engine_dead"),
         ("WorkerProc hit an exception", r"WorkerProc hit an exception", "worker_failed"),
         ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
         ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),

@@ -33,8 +33,26 @@ ENGINES = (
     ("sglang", ("sglang", "SGLang")),
     ("lmdeploy", ("lmdeploy", "LMDeploy")),
     ("tgi", ("text_generation_launcher", "text-generation-launcher", "text_generation_server")),
-    ("mindie", ("mindie_llm", "mindie-service", "mindie_service", "mindieservice", "MindIE")),
-    ("vllm", ("vLLM", "vllm", "Platform plugin ascend", "non-default args", "LLM engine")),
+    (
+        "mindie",
+        # names, and the daemon's own line grammar: "[llm] [INFO] …", "[38] [41] [server] [ERROR] …"
+        (
+            "mindie_llm",
+            "mindie-service",
+            "mindie_service",
+            "mindieservice",
+            "MindIE",
+            "mindie server",
+            "atb_llm",
+            "LLMRuntime",
+            "[llm] [",
+            "] [server] [",
+        ),
+    ),
+    (
+        "vllm",
+        ("vLLM", "vllm", "Platform plugin ascend", "non-default args", "LLM engine", "EngineCore"),
+    ),
 )
 
 

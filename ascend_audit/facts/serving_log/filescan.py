@@ -52,6 +52,9 @@ _USAGE_B_RE = re.compile(rb"KV cache usage: ([\d.]+)%")
 _THROUGHPUT = b"throughput: "
 _OK_ACCESS = b'HTTP/1.1" 2'
 _MODELS_404 = b'/v1/models HTTP/1.1" 404'
+# MindIE's access log, searched only in a MindIE log
+_MINDIE_OK = b"] [status code: 2"
+_MINDIE_404 = b"uri is /v1/models] [status code: 404]"
 
 
 def _decode(raw: bytes) -> tuple[str, bool]:
@@ -120,20 +123,25 @@ class _FileScan:
         """Lines [a, b) hold no candidate: count them, their requests and their KV usage."""
         n = block.count(b"\n", a, b)
         scan, life = self.scan, self.scan.life
-        ok = block.count(_OK_ACCESS, a, b)
+        mindie = "mindie" in life.engine_votes
+        ok_access = _MINDIE_OK if mindie else _OK_ACCESS
+        ok = block.count(ok_access, a, b)
         if ok:
             if life.serving == 0:
-                lineno, text = self._line_at(block, a, block.find(_OK_ACCESS, a, b), b)
+                lineno, text = self._line_at(block, a, block.find(ok_access, a, b), b)
                 life.access("/", "200", lineno, text)
                 ok -= 1
             life.serving += ok
-            if ok and life.died_at:
-                life.progress_after = True
-        at = block.find(_MODELS_404, a, b)
+            if not life.died_at:
+                life.cause = None  # it served after that error line
+            if ok:
+                life.progress()
+        models_404 = _MINDIE_404 if mindie else _MODELS_404
+        at = block.find(models_404, a, b)
         while 0 <= at < b:
             lineno, text = self._line_at(block, a, at, b)
             life.access("/v1/models", "404", lineno, text)
-            at = block.find(_MODELS_404, at + len(_MODELS_404), b)
+            at = block.find(models_404, at + len(models_404), b)
         if life.stage_idx < 6 and block.find(_THROUGHPUT, a, b) >= 0:
             at = block.find(_THROUGHPUT, a, b)
             lineno, text = self._line_at(block, a, at, b)
@@ -148,8 +156,7 @@ class _FileScan:
                 best = (pct, m.start())
         if usage:
             scan.counts["kv_usage_pct"] = scan.counts.get("kv_usage_pct", 0) + usage
-            if life.died_at:
-                life.progress_after = True
+            life.progress()
             cur = scan.usage.value if scan.usage is not None else None
             if best is not None and (cur is None or best[0] > cur):  # type: ignore[operator]
                 lineno, text = self._line_at(block, a, best[1], b)

@@ -8,15 +8,22 @@ from typing import TYPE_CHECKING
 from ascend_audit.facts.serving_log.deaths import (
     ACCESS_RE,
     CODE_HINT_RE,
+    DAEMON_ERROR_RE,
+    DAEMON_HEAD_RE,
+    EMBEDDED_EXC_RE,
     EXC_RE,
     FATAL,
     FRAME_RE,
+    MINDIE_ACCESS_RE,
     OP_NAME_RE,
     PREFIX_RE,
     PTA_TAIL_RE,
+    PYBIND_FRAME_RE,
     PYTEST_LOC_RE,
     SHUTDOWN,
     SRC_RE,
+    TERMINAL,
+    WRAPPERS,
 )
 from ascend_audit.facts.serving_log.engines import ENGINES, engine_kind
 from ascend_audit.facts.serving_log.model import STAGES, LogHit, Scalar
@@ -55,6 +62,7 @@ STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
         ("Daemon start success", r"Daemon start success", "server_up"),
         ("throughput:", r"Avg (?:prompt|generation) throughput: [\d.]+", "serving"),
         ("Generated text:", r"Generated text:", "serving"),
+        ("Added request", r"Added request (?:chatcmpl|cmpl|embd)-", "serving"),
         ("Processed prompts", r"Processed prompts: +100%", "serving"),
     )
 ]
@@ -85,35 +93,61 @@ class Life:
         self.cann_block = False
         self.collect_env = False
         self.block_until = 0  # error block: the scanner reads every line up to here
+        # The first line since the last progress that says why (an exception, a code, a daemon's
+        # error line, a fatal marker that is not a wrapper), and where it was raised.
+        self.cause: LogHit | None = None
+        self.cause_where: str | None = None
+        self.pybind_at = False  # an "At:" block follows the last exception
+        self.terminal = False  # the engine is dead for good: only a restart revives it
+        self.tb_open: tuple[int, str] | None = None  # a traceback whose exception is not seen yet
 
     def stage(self, name: str, lineno: int, text: str) -> None:
         idx = STAGES.index(name)
         if name not in self.stage_seen:
             self.stage_seen.add(name)
             self.scan.hit(f"stage_{name}", "lifecycle", name, lineno, text)
-        if self.died_at and idx <= 1:
+        if lineno != self.died_at and idx > self.stage_idx:
+            self.cause = None  # progress: an earlier error line did not stop the service
+            self.tb_open = None
+        if self.died_at and idx <= 1 and lineno > self.died_at:
             # A new launch after a death: a restart; the earlier death stays in `deaths`.
             self.died_at = 0
             self.exc = None
             self.exc_where = None
             self.death = None
+            self.cause = None
+            self.terminal = False
             self.stage_idx = idx
             return
-        if self.died_at and idx >= 5:
-            self.progress_after = True
+        if idx >= 5:
+            self.progress()
         self.stage_idx = max(self.stage_idx, idx)
 
     def fatal(self, kind: str, lineno: int, text: str, value: Scalar = None) -> None:
         if self.shutdown:
             return
         self.scan.hit(kind, "deaths", value if value is not None else kind, lineno, text)
+        if kind not in WRAPPERS:
+            self.candidate(lineno, text, value if value is not None else kind)
         self.died_at = lineno
         self.progress_after = False
+        self.terminal = self.terminal or kind in TERMINAL
         if self.death is None or self.death.signal not in ("final_exception",):
             self.death = LogHit(
                 kind, value if value is not None else kind, self.scan.source, lineno, text
             )
         self.block_until = max(self.block_until, lineno + 64)
+
+    def progress(self) -> None:
+        """The service did something after a death: the death did not end it (unless terminal)."""
+        if self.died_at and not self.terminal:
+            self.progress_after = True
+
+    def candidate(self, lineno: int, text: str, value: Scalar, where: str | None = None) -> None:
+        """A line that may be the first cause of a death that follows."""
+        if self.cause is None and not self.shutdown:
+            self.cause = LogHit("first_cause", value, self.scan.source, lineno, text)
+            self.cause_where = where
 
     def line(self, lineno: int, line: str) -> None:
         pos = 0
@@ -123,7 +157,15 @@ class Life:
                 break
             pos = m.end()
         body = line[pos:] if pos else line
-        self._codes(lineno, line)
+        if self.votes < 64:
+            for names in ENGINES:
+                if any(n in body for n in names[1]):
+                    self.engine_votes[names[0]] = self.engine_votes.get(names[0], 0) + 1
+                    self.votes += 1
+                    break
+        self._codes(lineno, line, body)
+        if self.pybind_at and self._pybind(body):
+            return
         if body.lstrip().startswith('File "'):
             fm = FRAME_RE.match(body)
             if fm:
@@ -134,6 +176,7 @@ class Life:
             if not body.startswith((" ", "\t")):
                 self.in_tb = True
                 self.frame = None
+                self.tb_open = (lineno, excerpt(line, 0, len(line)))
             self.block_until = max(self.block_until, lineno + 400)
             return
         if body.startswith("E   "):  # pytest's report of the raised exception
@@ -148,6 +191,8 @@ class Life:
             em = EXC_RE.match(body.rstrip())
             if em and (self.in_tb or em.group(2)):
                 self._exception(em, lineno, line, body)
+        if ("rror]" in body or "RROR]" in body or "ATAL]" in body) and DAEMON_ERROR_RE.search(body):
+            self._daemon_error(lineno, line, body)
         for trigger, rx, kind in FATAL:
             if trigger in body:
                 fm2 = rx.search(body)
@@ -167,6 +212,10 @@ class Life:
             am = ACCESS_RE.search(body)
             if am:
                 self.access(am.group(2), am.group(3), lineno, line)
+        elif "[status code: " in body:
+            am = MINDIE_ACCESS_RE.search(body)
+            if am:
+                self.access(am.group(2), am.group(3), lineno, line)
         if self.died_at and lineno <= self.block_until:
             om = OP_NAME_RE.search(body)
             if om and len(self.operators) < 16:
@@ -184,20 +233,40 @@ class Life:
         elif self.cann_block and body.startswith("version="):
             self.scan.hit("version_cann", "versions", body[8:].strip(), lineno, clip(body))
             self.cann_block = False
-        if self.votes < 64:
-            for names in ENGINES:
-                if any(n in body for n in names[1]):
-                    self.engine_votes[names[0]] = self.engine_votes.get(names[0], 0) + 1
-                    self.votes += 1
-                    break
+
+    def _pybind(self, body: str) -> bool:
+        """pybind11's "At:" frames after an exception a daemon reported: the first is where."""
+        if body.strip() == "At:":
+            return True
+        fm = PYBIND_FRAME_RE.match(body)
+        self.pybind_at = False
+        if fm is None:
+            return False
+        where = f"{fm.group(1)}:{fm.group(2)}"
+        if self.exc is not None and self.exc_where is None:
+            self.exc_where = where
+        if self.cause is not None and self.cause_where is None:
+            self.cause_where = where
+        return True
+
+    def _daemon_error(self, lineno: int, line: str, body: str) -> None:
+        """A C++ daemon's error line: a first-cause candidate; an exception inside it is one."""
+        text = excerpt(line, 0, len(line))
+        em = EMBEDDED_EXC_RE.search(body)
+        if em is not None and not EXC_RE.match(body.rstrip()):
+            self._exception(em, lineno, line, body)
+            self.pybind_at = True
+        self.candidate(lineno, text, _message(body))
 
     def access(self, path: str, status: str, lineno: int, line: str) -> None:
         if status.startswith("2") and not path.startswith(("/health", "/metrics", "/ping")):
             self.serving += 1
+            if not self.died_at:
+                self.cause = None  # it served after that error line
             if self.serving == 1:
                 self.stage("serving", lineno, excerpt(line, 0, len(line)))
-            elif self.died_at:
-                self.progress_after = True
+            else:
+                self.progress()
         elif status == "404" and path.startswith("/v1/models"):
             self.models_404 += 1
             if self.models_404 == 3:
@@ -216,18 +285,21 @@ class Life:
                 where = f"{sm.group(1)}:{sm.group(2)}"
         self.in_tb = False
         self.frame = None
+        self.tb_open = None
         text = clip(f"{name}: {msg}" if msg else name)
         if name in ("KeyboardInterrupt", "SystemExit") or self.shutdown:
             return
         hit = LogHit("final_exception", text, self.scan.source, lineno, excerpt(line, 0, len(line)))
         self.scan.hit("final_exception", "deaths", text, lineno, hit.text)
+        self.candidate(lineno, hit.text, text, where)
         self.exc, self.exc_where, self.exc_name = hit, where, name
+        self.terminal = self.terminal or name.endswith("EngineDeadError")
         self.death = hit
         self.died_at = lineno
         self.progress_after = False
         self.block_until = max(self.block_until, lineno + 64)
 
-    def _codes(self, lineno: int, line: str) -> None:
+    def _codes(self, lineno: int, line: str, body: str) -> None:
         if not CODE_HINT_RE.search(line):
             return
         from ascend_audit.facts.error_codes import find_codes
@@ -236,6 +308,7 @@ class Life:
             key = (kind, code)
             n = self.codes.get(key, 0)
             self.codes[key] = n + 1
+            self.candidate(lineno, excerpt(line, 0, len(line)), _message(body))
             if n == 0 and len(self.codes) <= 64:
                 self.scan.hit(
                     "error_code",
@@ -245,8 +318,20 @@ class Life:
                     excerpt(line, start, end),
                 )
 
+    def finish(self) -> None:
+        """The log ends inside a traceback (its exception line cut off): that is how it died."""
+        if self.tb_open is not None and not self.dead():
+            lineno, text = self.tb_open
+            self.tb_open = None
+            self.fatal("unfinished_traceback", lineno, text, "a traceback the log ends inside")
+
     def dead(self) -> bool:
         return bool(self.died_at) and not self.progress_after and not self.shutdown
 
     def engine_kind(self) -> str | None:
         return engine_kind(self.engine_votes)
+
+
+def _message(body: str) -> str:
+    """A line's message without a daemon's bracketed head (time, pid, thread, level, file)."""
+    return clip(DAEMON_HEAD_RE.sub("", body, count=1) or body)

@@ -123,6 +123,8 @@ class ServingLogFacts:
     death: LogHit | None = None  # the line that proves the death (final exception first)
     final_exception: str | None = None  # "KeyError: 'model.embed_tokens.weight'"
     exception_where: str | None = None  # file:line the exception was raised at
+    first_cause: LogHit | None = None  # the first line since the last progress that says why
+    first_cause_where: str | None = None  # file:line, when the first cause is an exception
     failed_operators: tuple[str, ...] = ()  # operators named in device error blocks
     serving_lines: int = 0  # successful requests / throughput lines
     models_404: int = 0  # GET /v1/models answered 404

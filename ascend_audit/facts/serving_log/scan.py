@@ -187,7 +187,11 @@ class Scan:
         if forced and self.counts.get("kernel_block_size_mismatch", 0) == 0:
             block = forced  # the engine overrode the asked-for block size
         life = self.life
+        life.finish()
         died = life.dead()
+        cause = life.cause if died and life.death is not None else None
+        if cause is not None and cause.lineno == life.death.lineno:  # type: ignore[union-attr]
+            cause = None  # the death line says why itself
         load_s = f("weights_load_seconds")
         if load_s is None and self.counts.get("weights_progress"):
             load_s = max(
@@ -241,6 +245,8 @@ class Scan:
             death=life.death if died else None,
             final_exception=str(life.exc.value) if died and life.exc else None,
             exception_where=life.exc_where if died and life.exc else None,
+            first_cause=cause,
+            first_cause_where=life.cause_where if cause is not None else None,
             failed_operators=tuple(life.operators) if died else (),
             serving_lines=life.serving,
             models_404=life.models_404,
