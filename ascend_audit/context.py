@@ -35,11 +35,12 @@ def gatherer(
     return mark
 
 
-def _load_gatherers() -> None:
-    # The gather modules register themselves on import; import them only when facts are needed.
-    from ascend_audit.gather import gather_modules
+def _load_gatherer(name: str) -> None:
+    # The gather modules register themselves on import; import one only when its fact is asked.
+    if name not in _GATHERERS:
+        from ascend_audit.gather import load_for_fact
 
-    gather_modules()
+        load_for_fact(name)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class Context:
         with self._lock:
             if name in self._facts:
                 return self._facts[name]
-        _load_gatherers()
+        _load_gatherer(name)
         entry = _GATHERERS.get(name)
         if entry is None:
             raise KeyError(f"no gatherer for fact {name!r}")
@@ -138,7 +139,9 @@ class Context:
 
     def prefetch(self, layer: str) -> None:
         """Start every static command a layer's gatherers need, concurrently."""
-        _load_gatherers()
+        from ascend_audit.gather import load_for_layer
+
+        load_for_layer(layer)
         argvs = [list(c) for _fn, lay, cmds in _GATHERERS.values() if lay == layer for c in cmds]
         if argvs:
             self.host.run_many(argvs, self.timeout)

@@ -292,7 +292,50 @@ def _builtin_modules() -> Iterable[ModuleType]:
             yield importlib.import_module(info.name)
 
 
+ENTRY_POINTS_CAP = 1 << 20  # an entry_points.txt bigger than this is left to importlib.metadata
+
+
+def _group_may_be_declared(group: str) -> bool:
+    """False only when no entry_points.txt that importlib.metadata would read names the group.
+
+    importlib.metadata costs ~30 ms (its import and a parse of every distribution's metadata);
+    this looks where its path finder looks (the *.dist-info and *.egg-info entries of each
+    sys.path directory, EGG-INFO of an .egg) and says True whenever it cannot be sure: another
+    finder that lists distributions, a zip on sys.path, a file it cannot read.
+    """
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return True
+    needle = group.encode()
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except (FileNotFoundError, PermissionError):
+            continue  # importlib.metadata finds nothing there either
+        except OSError:
+            return True  # a zip, or something else importlib.metadata may read
+        egg = root.lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")):
+                continue
+            try:
+                with open(os.path.join(root, child, "entry_points.txt"), "rb") as fh:
+                    text = fh.read(ENTRY_POINTS_CAP + 1)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+                continue  # importlib.metadata reads these as "no entry points" too
+            except OSError:
+                return True
+            if needle in text or len(text) > ENTRY_POINTS_CAP:
+                return True
+    return False
+
+
 def _entry_point_objects() -> Iterable[tuple[str, Any]]:
+    if not _group_may_be_declared(ENTRY_POINT_GROUP):
+        return
     from importlib.metadata import entry_points
 
     found = entry_points()

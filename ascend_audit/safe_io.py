@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -330,3 +331,46 @@ def bounded_lines(fh: IO[Any], limit: int = LINE_CAP) -> Iterator[Any]:
             if not rest or rest.endswith(nl):
                 break
         yield overlong
+
+
+class LineTooLong(ValueError):
+    """A line of a file read by line_chunks does not fit in its largest buffer."""
+
+
+def line_chunks(
+    fh: io.BufferedIOBase,
+    size: int,
+    max_line: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[memoryview]:
+    """The rest of a binary file in pieces of about `size` bytes, each cut after a newline; the
+    last piece lacks the newline when the file ends without one. Memory stays bounded: a line
+    longer than the buffer grows it up to `max_line` bytes (default `size`), then LineTooLong.
+    Each piece views the buffer and is valid until the next one is asked for."""
+    cap = size if max_line is None else max(size, max_line)
+    buf = bytearray(size)
+    filled = 0
+    while True:
+        if filled == len(buf):
+            if len(buf) >= cap:
+                if fh.read(1):  # (a last line of exactly `cap` bytes without its newline fits)
+                    raise LineTooLong(f"a line longer than {cap} bytes")
+                yield memoryview(buf)
+                return
+            buf = buf + bytes(min(len(buf), cap - len(buf)))  # new object: views stay valid
+        with memoryview(buf) as view:
+            got = fh.readinto(view[filled:])
+            if progress and got:
+                progress(got)
+            if not got:
+                if filled:
+                    yield view[:filled]
+                return
+            filled += got
+            cut = buf.rfind(b"\n", 0, filled) + 1
+            if cut == 0:
+                continue
+            yield view[:cut]
+        tail = filled - cut
+        buf[:tail] = buf[cut:filled]
+        filled = tail

@@ -21,8 +21,6 @@ from ascend_audit.facts.container import (
     parse_devices_list,
     parse_mask,
 )
-from ascend_audit.facts.driver_scan import DEV_NODES, NPU_SMI
-from ascend_audit.facts.network import SERVING_ENV
 from ascend_audit.facts.npu_users import NPU_USERS, NpuUser, NpuUsers, parent_pid
 from ascend_audit.facts.users import (
     AUDITING_USER,
@@ -34,8 +32,9 @@ from ascend_audit.facts.users import (
     parse_user_db,
     service_user,
 )
-from ascend_audit.facts.version_files import VERSION_FILES
 
+# The driver, network and version-file parsers are imported inside the gatherers that use them:
+# every run asks for the container fact, most never for those.
 MASK_VARIABLES = ("ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES")
 DEVICES_LIST = "/sys/fs/cgroup/devices/devices.list"
 
@@ -66,6 +65,8 @@ def _davinci_major(ctx: Context) -> int | None:
 
 
 def _masks(ctx: Context) -> tuple[DeviceMask, ...]:
+    from ascend_audit.facts.network import SERVING_ENV
+
     senv = ctx.fact(SERVING_ENV)  # a serving process's environ, else the audit's own
     env, origin = senv.env, senv.origin
     out = [
@@ -82,6 +83,8 @@ def _masks(ctx: Context) -> tuple[DeviceMask, ...]:
 @gatherer(DEVICE_GRANT, "driver")
 def device_grant(ctx: Context) -> DeviceGrant:
     """What this node or container exposes: /dev/davinciN, the device cgroup, the masks."""
+    from ascend_audit.facts.driver_scan import DEV_NODES
+
     info = ctx.fact(CONTAINER)
     dev = ctx.fact(DEV_NODES)
     sources = ["/dev/davinci*"]
@@ -131,6 +134,8 @@ def user_db(ctx: Context) -> UserDb:
 @gatherer(SERVICE_USER, "driver")
 def service_user_fact(ctx: Context) -> ServiceUser:
     """The policy's service user, else the auditing user, with its groups on the node."""
+    from ascend_audit.facts.version_files import VERSION_FILES
+
     who = ctx.fact(AUDITING_USER)
     db = ctx.fact(USER_DB)
     name = ctx.policy["driver.service_user"] or who.name or db.user(who.uid)
@@ -163,6 +168,7 @@ def inventory(facts: dict[str, Any]) -> dict[str, Any]:
 @gatherer(NPU_USERS, "driver")
 def npu_users(ctx: Context) -> NpuUsers:
     """npu-smi's process rows, each marked as part of the serving process tree or not."""
+    from ascend_audit.facts.driver_scan import NPU_SMI
     from ascend_audit.gather.framework import is_serving
 
     run = ctx.fact(NPU_SMI)

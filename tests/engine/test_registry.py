@@ -118,3 +118,45 @@ def test_a_layer_subset_imports_only_its_check_modules():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["True", "True", "True", "False"]
+
+
+def _dist(root, name, entry_points=None):
+    dist = root / f"{name}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    if entry_points is not None:
+        (dist / "entry_points.txt").write_text(entry_points)
+
+
+def test_plugin_prescan_never_misses_what_importlib_metadata_finds(tmp_path, monkeypatch):
+    """The cheap pre-scan says True for every group importlib.metadata lists, here and on a
+    sys.path built for each case (a declaring dist, an .egg, a zip, no entry points)."""
+    import importlib.metadata as md
+    import zipfile
+
+    from ascend_audit.registry import ENTRY_POINT_GROUP, _group_may_be_declared
+
+    groups = {ep.group for dist in md.distributions() for ep in dist.entry_points}
+    assert groups and all(_group_may_be_declared(g) for g in groups)
+    plain, declaring, egg = tmp_path / "plain", tmp_path / "declaring", tmp_path / "x.egg"
+    for d in (plain, declaring, egg / "EGG-INFO"):
+        d.mkdir(parents=True)
+    _dist(plain, "other", "[console_scripts]\nx = y:z\n")
+    _dist(plain, "no_entry_points")
+    _dist(declaring, "site", f"[{ENTRY_POINT_GROUP}]\nsite = site_checks\n")
+    (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: x\nVersion: 1\n")
+    (egg / "EGG-INFO" / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\na = b\n")
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("z-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: z\nVersion: 1.0\n")
+        zf.writestr("z-1.0.dist-info/entry_points.txt", f"[{ENTRY_POINT_GROUP}]\na = b\n")
+    for path, expected in (
+        ([str(plain), str(tmp_path / "missing")], False),
+        ([str(plain), str(declaring)], True),
+        ([str(egg)], True),
+        ([str(archive)], True),
+    ):
+        monkeypatch.setattr(sys, "path", path)
+        found = bool(md.entry_points().select(group=ENTRY_POINT_GROUP))
+        assert found == expected, path
+        assert _group_may_be_declared(ENTRY_POINT_GROUP) == expected, path

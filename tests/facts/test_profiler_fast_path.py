@@ -256,3 +256,95 @@ def test_a_line_over_the_cap_declines_to_the_csv_module(tmp_path, monkeypatch):
     fast, slow, taken = _both(path, monkeypatch)
     assert not taken and fast == slow and fast.rows == 2
     assert any("1 malformed row(s)" in p for p in fast.problems)
+
+
+@pytest.mark.parametrize("extra", [-2, -1, 0, 1, 2])
+@pytest.mark.parametrize("newline", ["\n", ""])
+def test_lines_at_the_cap_read_as_the_csv_module_reads_them(extra, newline, tmp_path, monkeypatch):
+    """A row of LINE_CAP bytes and around it, in the middle and as an unterminated last line."""
+    path = tmp_path / "kernel_details.csv"
+    prefix = "A,Add,AI_CORE,"
+    row = prefix + "1" * (table_scan.LINE_CAP + extra - len(prefix) - len(newline or "\n"))
+    for body in (f"{row}\nB,Add,AI_CORE,3\n", f"B,Add,AI_CORE,3\n{row}{newline}"):
+        path.write_text("Name,Type,Accelerator Core,Duration(us)\n" + body)
+        fast, slow, _taken = _both(path, monkeypatch)
+        assert fast == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.binary(max_size=400).map(lambda b: b.replace(b"\r", b"\n")),
+    size=st.integers(1, 40),
+    grow=st.integers(0, 80),
+)
+def test_line_chunks_cuts_only_after_newlines_and_loses_nothing(data, size, grow):
+    """The one chunker both readers use: every piece but the last ends in a newline and holds
+    only whole lines, the pieces rebuild the file, and a line longer than the cap raises."""
+    import io
+
+    from ascend_audit.safe_io import LineTooLong, line_chunks
+
+    cap = size + grow
+    longest = max((len(line) for line in io.BytesIO(data)), default=0)
+    seen: list[int] = []
+    try:
+        pieces = [bytes(p) for p in line_chunks(io.BytesIO(data), size, cap, seen.append)]
+    except LineTooLong:
+        assert longest > cap
+        return
+    assert longest <= cap
+    assert b"".join(pieces) == data and sum(seen) == len(data)
+    assert all(p.endswith(b"\n") for p in pieces[:-1]) and all(pieces)
+    assert all(len(p) <= cap + size for p in pieces)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Input Shapes,"
+        "Input Data Types",
+        "Duration(us),Input Data Types,Accelerator Core,Name,Input Shapes,Type",  # dur first
+        "Name,Duration(us),Accelerator Core,Input Shapes,Type",  # dur inside the key span
+        "Accelerator Core,Type,Duration(us)",  # no name, duration last
+    ],
+)
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_quote_free_tables_take_the_plain_pattern_and_read_the_same(
+    header, newline, tmp_path, monkeypatch
+):
+    """Without a quote the plain pattern reads the keys and durations, the AI CPU rows (found by
+    their core column, whatever else says AI_CPU) keep their inputs; all as the csv module."""
+    cols = header.split(",")
+    values = {
+        "Step Id": ["1", "2"],
+        "Name": ["AI_CPU", "trans_Cast_1", "aclnnIndex_IndexAiCpu_Index", "N/A"],
+        "Type": ["AI_CPU", "Cast", "Index", ""],
+        "Accelerator Core": ["AI_CPU", "AI_CORE", " aicpu", "AI_CPU", "MIX_AIC"],
+        "Start Time(us)": ["17.5", "AI_CPU"],
+        "Duration(us)": ["1.5", "2", "N/A", "3e1", ""],
+        "Input Shapes": ["4;4", "AI_CPU", ""],
+        "Input Data Types": ["INT64;BOOL", "FLOAT16", "N/A"],
+    }
+    lines = [header]
+    for i in range(3000):
+        lines.append(
+            ",".join(values[c][(i * 7 + k * 3) % len(values[c])] for k, c in enumerate(cols))
+        )
+        if i % 500 == 7:
+            lines.append("")
+    path = tmp_path / "kernel_details.csv"
+    path.write_text(newline.join(lines) + newline)
+    calls: list[int] = []
+    real = table_scan._absorb_quick
+    monkeypatch.setattr(
+        table_scan,
+        "_absorb_quick",
+        lambda *a: calls.append(1) or real(*a),  # type: ignore[func-returns-value]
+    )
+    monkeypatch.setattr(table_scan, "BUFFER_BYTES", 4096)
+    fast, slow, taken = _both(path, monkeypatch)
+    assert taken and fast == slow and fast.rows == 3000
+    inside = "Name,Duration(us),Accelerator Core" in header
+    assert bool(calls) != inside  # the plain pattern, unless the duration is inside the span
+    if "Input Shapes" in cols:
+        assert fast.ai_cpu_by_name and any(o.input_shapes for o in fast.ai_cpu_by_name)

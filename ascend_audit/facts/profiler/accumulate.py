@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import reduce
 from itertools import compress
 from math import isnan, nan
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any
 
 from ascend_audit.facts.profiler.columns import (
@@ -55,6 +56,9 @@ class KernelAccumulator:
         self.bad_dur = 0
         self.named_types = 0
         self.problems: list[str] = []
+        # per cell function: raw key -> (its group slot, final type, inferred from the name,
+        # AI CPU name or _NOT_AI); a key is interpreted once per table, not once per batch
+        self.keys: dict[Any, dict[Any, tuple[list[float], str, bool, Any]]] = {}
 
     def problem(self, text: str) -> None:
         if len(self.problems) < MAX_PROBLEMS and text not in self.problems:
@@ -257,52 +261,78 @@ def absorb_rows(
     at: Mapping[str, int],
     cell: Callable[[Any], str | None] = text_cell,
 ) -> None:
-    """Aggregate one batch of rows into acc; `at` names the position of each column in a row.
-
-    `cell` turns a raw value into its text (None when missing); it runs once per distinct
-    (core, type, name) and on AI CPU rows only. Durations are added row by row in file order,
-    so the totals do not depend on where batches are cut.
-    """
-    n = len(rows)
-    if n == 0:
+    """Aggregate one batch of rows into acc; `at` names the position of each column in a row."""
+    if not rows:
         return
     named = [k for k in ("core", "type", "name") if k in at]
-    keys = list(map(itemgetter(*(at[k] for k in named)), rows))
-    counts = Counter(keys)
+    dt_at, sh_at = at.get("dtypes"), at.get("shapes")
+
+    def inputs(picked: list[int]) -> list[tuple[Any, Any]]:
+        return [
+            (
+                None if dt_at is None else rows[i][dt_at],
+                None if sh_at is None else rows[i][sh_at],
+            )
+            for i in picked
+        ]
+
+    absorb_keyed(
+        acc,
+        list(map(itemgetter(*(at[k] for k in named)), rows)),
+        list(map(itemgetter(at["dur"]), rows)),
+        lambda key: dict(zip(named, key)),
+        cell,
+        inputs,
+    )
+
+
+def absorb_keyed(
+    acc: KernelAccumulator,
+    keys: Sequence[Any],
+    raw_durations: Sequence[Any],
+    fields_of: Callable[[Any], Mapping[str, Any]],
+    cell: Callable[[Any], str | None],
+    inputs: Callable[[list[int]], Sequence[tuple[Any, Any]]],
+) -> None:
+    """Aggregate one batch given column-wise: each row's raw key (`fields_of(key)` gives its
+    core, type and name) and raw duration; `inputs(rows)` gives the raw input dtypes and shapes
+    of the AI CPU rows at those indices (asked once, only when there are some).
+
+    `cell` turns a raw value into its text (None when missing); it runs once per distinct key
+    and on AI CPU rows only. Durations are added row by row in file order, so the totals do
+    not depend on where batches are cut.
+    """
+    n = len(keys)
+    if n == 0:
+        return
+    known = acc.keys.setdefault(cell, {})
     slots: dict[Any, list[float]] = {}
     final_type: dict[Any, str] = {}
     ai_names: dict[Any, str | None] = {}
-    for key, count in counts.items():  # first-appearance order
-        raw = dict(zip(named, key))
-        core = clean_cell(cell(raw["core"])) or NA
-        op_type = clean_cell(cell(raw.get("type")))
-        name = cell(raw.get("name"))
-        if op_type is None:
-            if name is not None:
-                op_type = type_from_name(clean_cell(name) or "") or NA
-                acc.named_types += count
-            else:
-                op_type = NA
-        slot = acc.group_slot(core, op_type, name is not None and name.startswith("trans_"))
+    for key, count in Counter(keys).items():  # first-appearance order
+        seen = known.get(key)
+        if seen is None:
+            seen = known[key] = _interpret(acc, fields_of(key), cell)
+        slot, op_type, inferred, ai_name = seen
         slot[0] += count
+        if inferred:
+            acc.named_types += count
         slots[key] = slot
         final_type[key] = op_type
-        if is_ai_cpu(core):
-            ai_names[key] = name
+        if ai_name is not _NOT_AI:
+            ai_names[key] = ai_name
     acc.rows += n
-    durations = _durations(acc, list(map(itemgetter(at["dur"]), rows)), cell)
-    total = acc.total_us
-    for key, dur in zip(keys, durations):
-        slots[key][1] += dur
-        total += dur
-    acc.total_us = total
+    durations = _durations(acc, raw_durations, cell)
+    for slot, dur in zip(map(slots.__getitem__, keys), durations):
+        slot[1] += dur
+    acc.total_us = reduce(add, durations, acc.total_us)  # row by row, in C
     if ai_names:
-        dt_at, sh_at = at.get("dtypes"), at.get("shapes")
-        for i in compress(range(n), map(ai_names.__contains__, keys)):
-            key, row = keys[i], rows[i]
+        picked = list(compress(range(n), map(ai_names.__contains__, keys)))
+        for i, (dt_raw, sh_raw) in zip(picked, inputs(picked)):
+            key = keys[i]
             op_type = final_type[key]
-            dt = clean_cell(cell(row[dt_at])) if dt_at is not None else None
-            sh = clean_cell(cell(row[sh_at])) if sh_at is not None else None
+            dt = clean_cell(cell(dt_raw))
+            sh = clean_cell(cell(sh_raw))
             acc.add_aicpu(
                 op_type,
                 clean_cell(ai_names[key]) or op_type,
@@ -314,6 +344,28 @@ def absorb_rows(
     seq = {k: t for k, t in final_type.items() if SEQUENCE_TYPES_RE.match(t)}
     if seq:
         acc.feed_sequence(map(seq.__getitem__, filter(seq.__contains__, keys)))
+
+
+_NOT_AI = object()
+
+
+def _interpret(
+    acc: KernelAccumulator, raw: Mapping[str, Any], cell: Callable[[Any], str | None]
+) -> tuple[list[float], str, bool, Any]:
+    """What one raw (core, type, name) key means: its group slot, final type, whether the type
+    was inferred from the name, and its AI CPU name (_NOT_AI when not an AI CPU row)."""
+    core = clean_cell(cell(raw["core"])) or NA
+    op_type = clean_cell(cell(raw.get("type")))
+    name = cell(raw.get("name"))
+    inferred = False
+    if op_type is None:
+        if name is not None:
+            op_type = type_from_name(clean_cell(name) or "") or NA
+            inferred = True
+        else:
+            op_type = NA
+    slot = acc.group_slot(core, op_type, name is not None and name.startswith("trans_"))
+    return slot, op_type, inferred, name if is_ai_cpu(core) else _NOT_AI
 
 
 def _durations(

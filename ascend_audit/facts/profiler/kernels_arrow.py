@@ -25,7 +25,7 @@ from ascend_audit.facts.profiler.columns import (
     type_from_name,
 )
 from ascend_audit.facts.profiler.summaries import NA, SEQUENCE_TYPES_RE, KernelSummary
-from ascend_audit.safe_io import open_regular
+from ascend_audit.safe_io import LineTooLong, line_chunks, open_regular
 
 CHUNK_BYTES = 16 << 20
 PARSE_BLOCK = 2 << 20
@@ -146,34 +146,14 @@ def _line_chunks(p: Path, progress: Callable[[int], None] | None = None) -> Iter
     newline inside a quoted value; if one did, the rows around a cut would be reported as
     malformed rather than misread.
     """
-    buf = bytearray(CHUNK_BYTES)
     with open_regular(p) as fh:
         head = fh.readline(MAX_LINE_BYTES)
         if not head.endswith(b"\n"):
             return
-        filled = 0
-        while True:
-            if filled == len(buf):
-                if len(buf) >= MAX_LINE_BYTES:
-                    raise _FallBack(f"a line longer than {MAX_LINE_BYTES >> 20} MB")
-                buf = buf + bytes(len(buf))  # a new object: old chunks may still be viewed
-            view = memoryview(buf)
-            n = fh.readinto(view[filled:])
-            if progress and n:
-                progress(n)
-            if not n:
-                if filled:
-                    yield view[:filled]
-                return
-            filled += n
-            cut = buf.rfind(b"\n", 0, filled) + 1
-            if cut == 0:
-                continue
-            yield view[:cut]
-            del view
-            tail = filled - cut
-            buf[:tail] = buf[cut:filled]
-            filled = tail
+        try:
+            yield from line_chunks(fh, CHUNK_BYTES, MAX_LINE_BYTES, progress)
+        except LineTooLong:
+            raise _FallBack(f"a line longer than {MAX_LINE_BYTES >> 20} MB") from None
 
 
 def absorb_batch(acc: KernelAccumulator, cols: Mapping[str, Any], n: int) -> None:

@@ -3,23 +3,25 @@
 
 It accepts a chunk only when it can prove that the csv module would split every line of it the
 same way: each line has exactly the header's number of fields, every quoted field lies in the
-part the regex walks (which validates it strictly), no NUL, no bare CR, no line over LINE_CAP.
-Anything else (embedded newlines, stray quotes, ragged rows …) makes it decline, and the caller
-reads the whole file with the csv module instead. A last line without its newline (a truncated
-file) goes through the csv module on its own, exactly as the csv reader would see it.
+part the regex walks (which validates it strictly), no NUL, no bare CR, no line over LINE_CAP
+and no field over the csv module's field size limit. A chunk without any quote is read by a
+simpler pattern (the key and duration fields as runs of non-commas). Anything else (embedded
+newlines, stray quotes, ragged rows …) makes it decline, and the caller reads the whole file
+with the csv module instead. A last line without its newline (a truncated file) goes through
+the csv module on its own, exactly as the csv reader would see it.
 """
 
 from __future__ import annotations
 
+import csv
 import re
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_rows
+from ascend_audit.facts.profiler.accumulate import KernelAccumulator, absorb_keyed, absorb_rows
 from ascend_audit.facts.profiler.columns import TableLayout
-from ascend_audit.safe_io import LINE_CAP, open_regular
+from ascend_audit.safe_io import LINE_CAP, LineTooLong, line_chunks, open_regular
 
 BUFFER_BYTES = LINE_CAP + 1  # a chunk; a line that does not fit is one the csv reader caps
 HEADER_CAP = 1 << 16  # read_header looks at this much
@@ -106,6 +108,7 @@ class _Pattern:
         self.walk = 0
         self.regex: re.Pattern[bytes] | None = None
         self.extend(max(self.wanted) + 1)
+        self.quick = _Quick(layout)
 
     def extend(self, walk: int) -> None:
         if walk <= self.walk:
@@ -114,6 +117,42 @@ class _Pattern:
         fields = [b"(" + _FIELD + b")" if i in self.wanted else _FIELD for i in range(walk)]
         end = rb",[^\n]*\n" if walk < self.width else rb"\r?\n"
         self.regex = re.compile(rb"(?m)^" + b",".join(fields) + end)
+
+
+class _Quick:
+    """The regex for chunks without a quote: from each newline, the fields up to the key and
+    duration columns as runs of non-commas, capturing the span of the key columns (core,
+    type, name) and the duration; `regex` is None when the duration lies inside that span."""
+
+    def __init__(self, layout: TableLayout) -> None:
+        idx = layout.indices
+        width = len(layout.header)
+        keys = [(k, idx[k]) for k in ("core", "type", "name") if k in idx]
+        lo, hi = min(i for _k, i in keys), max(i for _k, i in keys)
+        dur = idx["dur"]
+        self.named = [(k, i - lo) for k, i in keys]  # position in the span split at commas
+        self.upto = max(hi, dur)
+        self.key_first = lo < dur
+        self.core = idx["core"]
+        self.regex: re.Pattern[bytes] | None = None
+        if lo <= dur <= hi:
+            return
+        parts = []
+        for i in range(self.upto + 1):
+            field = rb"[^,]*" if i < width - 1 else rb"[^,\r\n]*"
+            if i == dur:
+                field = b"(" + field + b")"
+            if i == lo:
+                field = b"(" + field
+            if i == hi:
+                field += b")"
+            parts.append(field)
+        self.regex = re.compile(b"\n" + b",".join(parts))
+
+    def fields_of(self, span: bytes) -> dict[str, bytes]:
+        """The raw key fields of one captured span."""
+        cut = span.split(b",")
+        return {k: cut[i] for k, i in self.named}
 
 
 def scan_table(
@@ -130,32 +169,24 @@ def _scan(path: Path, layout: TableLayout, progress: Callable[[int], None] | Non
     pattern = _Pattern(layout)
     shapes: dict[bytes, tuple[int, int] | None] = {}
     acc = KernelAccumulator()
-    not_utf8 = False
-    buf = bytearray(BUFFER_BYTES)
-    view = memoryview(buf)
     with open_regular(path) as fh:
         head = fh.readline(HEADER_CAP)
         _check_header(head)
         not_utf8 = not _is_utf8(head)
         lines = 1
-        filled = 0
-        while True:
-            got = fh.readinto(view[filled:])
-            if progress and got:
-                progress(got)
-            if not got:
-                return ScanResult(acc, not_utf8, bytes(buf[:filled]), lines)
-            filled += got
-            cut = buf.rfind(b"\n", 0, filled) + 1
-            if cut == 0:
-                if filled == len(buf):
-                    raise Declined("a line longer than the line cap")
-                continue
-            chunk = bytes(view[:cut])
-            buf[: filled - cut] = buf[cut:filled]
-            filled -= cut
-            lines += chunk.count(b"\n")
-            not_utf8 = _absorb_chunk(acc, chunk, pattern, shapes) or not_utf8
+        try:
+            for piece in line_chunks(fh, BUFFER_BYTES, progress=progress):
+                chunk = bytes(piece)
+                if not chunk.endswith(b"\n"):
+                    if len(chunk) > LINE_CAP:  # bounded_lines would cut it out
+                        raise Declined("a last line longer than the line cap")
+                    return ScanResult(acc, not_utf8, chunk, lines)
+                odd, count = _absorb_chunk(acc, chunk, pattern, shapes)
+                not_utf8 = not_utf8 or odd
+                lines += count
+        except LineTooLong:
+            raise Declined("a line longer than the line cap") from None
+    return ScanResult(acc, not_utf8, b"", lines)
 
 
 def _check_header(head: bytes) -> None:
@@ -172,18 +203,24 @@ def _absorb_chunk(
     chunk: bytes,
     pattern: _Pattern,
     shapes: dict[bytes, tuple[int, int] | None],
-) -> bool:
-    """Add one chunk of whole lines; True when it held bytes that are not UTF-8."""
+) -> tuple[bool, int]:
+    """Add one chunk of whole lines; (whether it held bytes that are not UTF-8, its lines)."""
     if b"\x00" in chunk:
         raise Declined("NUL")
     not_utf8 = not _is_utf8(chunk)
-    if chunk.startswith((b"\n", b"\r\n")) or b"\n\n" in chunk or b"\n\r\n" in chunk:
-        chunk = _BLANK_LINES.sub(b"", chunk)  # the csv module skips blank lines
+    if _may_hold_a_long_field(chunk):
+        raise Declined("a field the csv module finds over its field size limit")
+    line_shapes = chunk.translate(None, _DELETE)[:-1].split(b"\n")
+    lines = len(line_shapes)
+    distinct = set(line_shapes)
+    if b"" in distinct or b"\r" in distinct:  # blank lines, perhaps: the csv module skips them
+        chunk = _BLANK_LINES.sub(b"", chunk)
         if not chunk:
-            return not_utf8
-    lines = chunk.count(b"\n")
+            return not_utf8, lines
+        line_shapes = chunk.translate(None, _DELETE)[:-1].split(b"\n")
+        distinct = set(line_shapes)
     walk = pattern.walk
-    for shape in Counter(chunk.translate(None, _DELETE)[:-1].split(b"\n")):
+    for shape in distinct:
         if shape in shapes:
             known = shapes[shape]
         else:
@@ -194,9 +231,74 @@ def _absorb_chunk(
             raise Declined("a line the csv module reads differently, or ragged")
         walk = max(walk, known[1] + 1)
     pattern.extend(walk)  # every quoted field inside the strictly checked part
+    # Without any quote the commas alone are the fields, as the shapes counted them. (With
+    # quotes, a stray one beside a plain byte, which the shapes cannot see, could make the csv
+    # module count fields otherwise: only the strict pattern, walking each quoted field, knows.)
+    if pattern.quick.regex is not None and b'"' not in chunk:
+        _absorb_quick(acc, chunk, len(line_shapes), pattern)
+        return not_utf8, lines
     assert pattern.regex is not None
     rows = pattern.regex.findall(chunk)
-    if len(rows) != lines:
+    if len(rows) != len(line_shapes):
         raise Declined("a line the strict pattern refuses")
     absorb_rows(acc, rows, pattern.at, line_cell)
-    return not_utf8
+    return not_utf8, lines
+
+
+def _may_hold_a_long_field(chunk: bytes) -> bool:
+    """True when a line may be longer than the csv module's field size limit: unless every
+    aligned window of half the limit holds a newline (then no line reaches the limit), the
+    lines are measured."""
+    limit = csv.field_size_limit()
+    if len(chunk) <= limit:
+        return False
+    half = max(limit // 2, 1)
+    if all(chunk.find(b"\n", at, at + half) >= 0 for at in range(0, len(chunk), half)):
+        return False
+    return max(map(len, chunk.split(b"\n"))) > limit
+
+
+def _absorb_quick(acc: KernelAccumulator, chunk: bytes, lines: int, pattern: _Pattern) -> None:
+    """Add a chunk without a quote: one regex pass for the key and duration fields, and the
+    strict pattern on the AI CPU rows alone for their inputs."""
+    quick = pattern.quick
+    assert quick.regex is not None and pattern.regex is not None
+    found = quick.regex.findall(b"\n" + chunk)
+    if len(found) != lines:
+        raise Declined("a line the plain pattern refuses")
+    first, second = zip(*found)
+    spans, durs = (first, second) if quick.key_first else (second, first)
+    strict = pattern.regex
+    at = pattern.at
+
+    def inputs(rows: list[int]) -> list[tuple[bytes | None, bytes | None]]:
+        cores = {quick.fields_of(spans[i])["core"] for i in rows}
+        starts = sorted(s for c in cores for s in _lines_with_field(chunk, c, quick.core))
+        if len(starts) != len(rows):
+            raise Declined("AI CPU rows not found where their core column is")
+        dt, sh = at.get("dtypes"), at.get("shapes")
+        out: list[tuple[bytes | None, bytes | None]] = []
+        for start in starts:
+            m = strict.match(chunk, start)
+            if m is None:
+                raise Declined("an AI CPU row the strict pattern refuses")
+            r = m.groups()
+            out.append((None if dt is None else r[dt], None if sh is None else r[sh]))
+        return out
+
+    absorb_keyed(acc, spans, durs, quick.fields_of, line_cell, inputs)
+
+
+def _lines_with_field(chunk: bytes, value: bytes, index: int) -> list[int]:
+    """Where the lines start whose field `index` is exactly `value`, in a chunk without a
+    quote (so a field's index is the number of commas before it)."""
+    out = []
+    p = chunk.find(value)
+    while p >= 0:
+        end = p + len(value)
+        if chunk[end : end + 1] in (b",", b"\r", b"\n"):
+            start = chunk.rfind(b"\n", 0, p) + 1
+            if (p == start or chunk[p - 1] == 0x2C) and chunk.count(b",", start, p) == index:
+                out.append(start)
+        p = chunk.find(value, p + 1)
+    return out
