@@ -27,18 +27,28 @@ def host_fallback(ctx: Context) -> Outcome:
         *_log_findings(logs, ctx.policy["operator.host_fallback_fail"]),
         *_timeline_findings(traces),
     ]
-    if not findings and not traces.timelines and _died_before_serving(ctx):
-        return skip(
-            "the engine died before it served (see FWK-LIFE-001): no operator ran, so the "
-            "absence of fallback warnings proves nothing"
-        )
+    if not findings and not traces.timelines:
+        unproven = _no_model_ran(ctx)
+        if unproven:
+            return skip(f"{unproven}: the absence of fallback warnings proves nothing")
     return worst(findings, _ok_summary(logs, traces))
 
 
-def _died_before_serving(ctx: Context) -> bool:
-    """Every serving log ends in death before the engine served a request."""
+# Stages by which the engine has run the model (the KV-cache profile run is a forward pass).
+_RAN = ("kv_sized", "graphs_captured", "server_up", "serving")
+
+
+def _no_model_ran(ctx: Context) -> str | None:
+    """Why no serving log shows an operator running, or None when one does."""
     scans = [i.facts for i in ctx.fact(SERVING_LOGS) if i.facts is not None]
-    return bool(scans) and all(f.died and f.stage != "serving" for f in scans)
+    if not scans:
+        return None
+    if all(f.died and f.stage != "serving" for f in scans):
+        return "the engine died before it served (see FWK-LIFE-001): no operator ran"
+    if not any(f.stage in _RAN for f in scans):
+        stages = ", ".join(sorted({f.stage or "none" for f in scans}))
+        return f"no serving log shows the model running (stage reached: {stages})"
+    return None
 
 
 def _hits(logs: ServingLogs, kinds: tuple[str, ...]) -> dict[str, list[tuple[str, FallbackHit]]]:

@@ -301,9 +301,16 @@ def test_fallback_skips_without_logs_or_timeline(tmp_path):
 
 def test_fallback_pass_on_a_clean_log(tmp_path):
     log = tmp_path / "vllm.log"
-    log.write_text("INFO loading weights\nINFO engine ready\n")
+    log.write_text("INFO loading weights\nINFO:     Application startup complete.\n")
     r = result(tmp_path, FALLBACK, logs=[log])
     assert r.status.value == "PASS" and "2 line(s)" in r.summary
+
+
+def test_fallback_does_not_pass_on_a_log_where_no_model_ran(tmp_path):
+    log = tmp_path / "vllm.log"
+    log.write_text("INFO loading weights\nINFO engine ready\n")
+    r = result(tmp_path, FALLBACK, logs=[log])
+    assert r.status.value == "SKIP" and "proves nothing" in r.summary
 
 
 def test_fallback_fails_on_a_host_cpu_fallback_deduplicated(tmp_path):
@@ -366,7 +373,7 @@ def test_fallback_missing_log_is_an_error(tmp_path):
 def test_fallback_log_is_streamed_not_slurped(tmp_path, monkeypatch):
     """The gatherer reads logs through read_text_lines, never Path.read_text."""
     log = tmp_path / "big.log"
-    log.write_text("INFO x\n" * 10_000)
+    log.write_text("INFO:     Application startup complete.\n" + "INFO x\n" * 9_999)
 
     def boom(*a, **k):
         raise AssertionError("whole-file read")
