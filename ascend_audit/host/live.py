@@ -122,10 +122,16 @@ def _drain(stream: Any, sink: bytearray, cap: int, overflow: threading.Event) ->
 
 _RUNNING: set[int] = set()  # process groups of the commands running now
 _RUNNING_LOCK = threading.Lock()
+# Set once the audit is interrupted: a worker thread that was about to start a command must
+# not start it (its hung child would outlive the kill and hold the interpreter's exit, which
+# joins the pool's threads).
+_STOPPING = threading.Event()
 
 
 def kill_running_children() -> None:
-    """SIGKILL every command's process group still running (Ctrl-C, SIGTERM)."""
+    """SIGKILL every command's process group still running, and start no command after
+    (Ctrl-C, SIGTERM: the audit is ending)."""
+    _STOPPING.set()
     with _RUNNING_LOCK:
         groups = list(_RUNNING)
     for pgid in groups:
@@ -169,6 +175,8 @@ def execute(
     status, real, why = resolve_program(argv_t[0] if argv_t else "", path_env, trusted)
     if status != "ok":
         return CommandResult(shown, status, error=why)
+    if _STOPPING.is_set():
+        return CommandResult(shown, "error", error="not started: the audit is being interrupted")
     start = time.monotonic()
     creds: dict[str, Any] = {}
     if identity is not None:
@@ -197,7 +205,11 @@ def execute(
 
     with _RUNNING_LOCK:
         _RUNNING.add(proc.pid)
+        stopping = _STOPPING.is_set()  # the kill listed the groups before this one was added
     try:
+        if stopping:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
         return _wait(proc, shown, start, timeout, cap)
     except BaseException:
         with contextlib.suppress(ProcessLookupError, PermissionError):

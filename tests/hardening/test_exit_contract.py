@@ -183,3 +183,35 @@ def test_report_json_is_strict_json_even_with_nan_and_infinity(tmp_path):
     report = json.loads(out.read_text(), parse_constant=refuse)
     r = next(x for x in report["results"] if x["id"] == "SITE-NAN-001")
     assert r["metrics"] == {"r": None, "i": None}
+
+
+@pytest.fixture
+def interrupted():
+    """The audit process's state after Ctrl-C: no command may start (undone afterwards)."""
+    from ascend_audit.host import live
+
+    yield live
+    live._STOPPING.clear()
+
+
+def test_no_command_starts_once_the_audit_is_interrupted(interrupted):
+    interrupted.kill_running_children()
+    start = time.monotonic()
+    res = interrupted.execute(["sleep", "30"], 30.0, env={"PATH": "/usr/bin:/bin"})
+    assert time.monotonic() - start < 5
+    assert res.status == "error" and "not started: the audit is being interrupted" in res.error
+
+
+def test_a_command_started_while_the_kill_ran_is_killed_too(interrupted, monkeypatch):
+    real_popen = subprocess.Popen
+
+    def popen_then_interrupt(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        interrupted.kill_running_children()  # the kill lists the groups before this one is added
+        return proc
+
+    monkeypatch.setattr(interrupted.subprocess, "Popen", popen_then_interrupt)
+    start = time.monotonic()
+    res = interrupted.execute(["sleep", "30"], 30.0, env={"PATH": "/usr/bin:/bin"})
+    assert time.monotonic() - start < 5, "the command started during the kill outlived it"
+    assert res.status != "ok", res
