@@ -35,6 +35,13 @@ class ProbeRun:
     def source(self) -> str:
         return f"{self.python} (probe)"
 
+    @property
+    def missed(self) -> str:
+        """Why "no serving process" may be wrong: the processes the scan could not read, or ""."""
+        if not self.scan_gaps:
+            return ""
+        return f"a serving process may be among those the process scan missed: {self.scan_gaps}"
+
 
 @dataclass(frozen=True)
 class ConfigInput:

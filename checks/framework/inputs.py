@@ -89,13 +89,15 @@ def no_evidence(ctx: Context) -> str | None:
         or ctx.inputs.bench_results
     ):
         return None
-    run = ctx.fact(PROBE)
-    if ctx.fact(SERVING_CONFIGS).processes or run.python:
+    if ctx.fact(SERVING_CONFIGS).processes:
         return None
-    missed = f" (a serving process may be among those the process scan missed: {run.scan_gaps})"
+    run = ctx.fact(PROBE)
+    if run.python:
+        return None
+    missed = f" ({run.missed})" if run.missed else ""
     return (
-        f"no framework evidence: no running vLLM / MindIE process{missed if run.scan_gaps else ''}"
-        ", and no --python, --serving-config, --serving-log or --bench-result given"
+        f"no framework evidence: no running vLLM / MindIE process{missed}, and no --python, "
+        "--serving-config, --serving-log or --bench-result given"
     )
 
 

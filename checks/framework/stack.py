@@ -256,10 +256,8 @@ def stack_compatibility(ctx: Context) -> Outcome:
         why = run.refused or (
             "no serving interpreter to probe (pass --python, or audit while vLLM / MindIE runs)"
         )
-        if run.scan_gaps:
-            why += (
-                f"; a serving process may be among those the process scan missed: {run.scan_gaps}"
-            )
+        if run.missed:
+            why += f"; {run.missed}"
         return skip(why + "; no stack error in the logs")
     if run.facts is None:
         ok = "; ".join(o.summary for o in findings if o.status.value == "PASS")
