@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ascend_audit.host.base import StatInfo
+from ascend_audit.safe_io import read_bytes
 
 MAX_LINKS = 40
 MAX_INTERPRETERS = 4  # the kernel's own limit on nested #! interpreters (BINPRM_MAX_RECURSION)
@@ -254,15 +255,9 @@ def env_program(arg: str) -> str | None:
 def local_head(path: str) -> bytes | None:
     """The first bytes of a local file, where a `#!` line would be (None when unreadable)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_bytes("/", path, SHEBANG_BYTES - 1)  # up to limit + 1 bytes
     except OSError:
         return None
-    try:
-        return os.read(fd, SHEBANG_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def verify_launch(
