@@ -27,7 +27,7 @@ from ascend_audit.facts.profiler.columns import (
 from ascend_audit.facts.profiler.summaries import NA, SEQUENCE_TYPES_RE, KernelSummary
 from ascend_audit.safe_io import LineTooLong, line_chunks, open_regular
 
-CHUNK_BYTES = 16 << 20
+CHUNK_BYTES = 4 << 20
 PARSE_BLOCK = 2 << 20
 MAX_LINE_BYTES = 64 << 20
 
