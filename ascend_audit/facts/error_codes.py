@@ -98,7 +98,8 @@ def catalog() -> _Catalog:
 
 
 def describe(code: str, kind: str) -> CodeInfo | None:
-    """The catalog entry of a code, else its family's description (code filled in), else None."""
+    """The catalog entry of a code, else its family's description marked as not in the catalog
+    (code filled in), else None (a kind the catalog has no family for)."""
     cat = catalog()
     hit = cat.codes.get((kind, code))
     if hit is not None:
@@ -109,7 +110,7 @@ def describe(code: str, kind: str) -> CodeInfo | None:
                 code,
                 kind,
                 info.name,
-                info.meaning,
+                f"not in the catalog; {info.meaning}",
                 info.layer,
                 info.causes,
                 info.remediation,

@@ -38,6 +38,13 @@ _DTYPE_CAST_RE = re.compile(
     r"Device do(?:es)? not support (\w+) dtype now,? dtype cast re(?:pal|pla)ce with (\w+)", re.I
 )
 _AI_CPU_RE = re.compile(r"\bAI[ _]?CPU\b", re.I)
+# An AI CPU *fault* (an execution error report, or HCCL's "aicpu rank" context) is the error-code
+# catalog's business, not a warning that an operator was placed on AI CPU.
+_AI_CPU_FAULT_RE = re.compile(
+    r"execution is abnormal|exception occurred during|aicpu exception|kernel execute failed"
+    r"|execution timed? ?out|\baicpu rank\b",
+    re.I,
+)
 _WARNING_MARK_RE = re.compile(
     r"\[W[\d ]|\bwarn(?:ing)?\b|\[WARNING\]|\bERROR\b|\bexception\b", re.I
 )
@@ -269,6 +276,7 @@ def _scan_line(line: str, lineno: int, record: Any) -> None:
             and not device_trace
             and _WARNING_MARK_RE.search(line)
             and _AI_CPU_RE.search(line)
+            and not _AI_CPU_FAULT_RE.search(line)
         ):
             op = _ops_in(line) or "<unnamed>"
             record("ai_cpu", op, lineno, _message(line, 0))

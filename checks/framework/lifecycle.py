@@ -99,7 +99,12 @@ def _death(f: Any) -> Outcome:
     shown = {death.lineno, cause.lineno if cause is not None else 0}
     ev += [hit_evidence(h) for h in f.deaths if h.lineno not in shown][:3]
     ev += [code_evidence(h, info) for h, info in codes[:6]]
-    fix = next((_HCCL_FIX for _h, i in codes if _is_hccl(i)), None)
+    hccl = next((i for _h, i in codes if _is_hccl(i)), None)
+    fix = None
+    if hccl is not None:
+        # The code's own causes in the summary; its own fix first, then the HCCL checklist.
+        parts.append(f"likely causes of {hccl.code}: " + "; ".join(hccl.causes[:3]))
+        fix = _HCCL_FIX if hccl.family else f"{hccl.remediation} {_HCCL_FIX}"
     if fix is None:
         fix = next((i.remediation for _h, i in codes if i.layer != "framework"), None)
     if fix is None and codes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ascend_audit.context import Context
@@ -10,6 +11,7 @@ from ascend_audit.model import Evidence, Outcome, error, fail, passed, skip, wor
 from ascend_audit.registry import check
 
 NO_LOG = "no serving log (--serving-log): operator errors are read from it"
+_OP_CALL_RE = re.compile(r"call aclnn\w+ failed|\bop\[\w+\]")
 _RAN = ("kv_sized", "graphs_captured", "server_up", "serving")  # profiling runs the model
 
 
@@ -38,7 +40,10 @@ def _operator_codes(f: Any) -> list[tuple[Any, Any]]:
     for h in f.error_codes:
         kind, _, code = str(h.value).partition(":")
         info = describe(code, kind)
-        if info is not None and info.layer == "operator":
+        if info is None:
+            continue
+        # A code the catalog only knows by family still indicts the operator whose call it ends.
+        if info.layer == "operator" or (info.family and _OP_CALL_RE.search(h.text or "")):
             out.append((h, info))
     return out
 

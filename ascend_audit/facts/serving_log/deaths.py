@@ -69,7 +69,7 @@ WRAPPERS = frozenset(
 TERMINAL = frozenset(("engine_dead", "engine_core_died", "worker_died"))
 OP_NAME_RE = re.compile(
     r"\b(?:op(?:_?type|_?name)?|Op ?(?:Type|Name)|kernel(?:_name)?|node)\s*[=:\[]\s*\[?['\"]?"
-    r"([A-Za-z_][\w.]{1,80})"
+    r"(?!(?:FUNC|FILE|LINE):)([A-Za-z_][\w.]{1,80})"  # CANN's [FUNC:..] trailer names no operator
     r"|\b(aclnn[A-Z]\w{1,60})\b"
 )
 # (trigger substring, regex, kind): a line that proves the service died or cannot start.

@@ -93,6 +93,7 @@ class Life:
         self.cann_block = False
         self.collect_env = False
         self.block_until = 0  # error block: the scanner reads every line up to here
+        self.code_until = 0  # an error code's block: operators named up to here are the failed ones
         # The first line since the last progress that says why (an exception, a code, a daemon's
         # error line, a fatal marker that is not a wrapper), and where it was raised.
         self.cause: LogHit | None = None
@@ -216,7 +217,7 @@ class Life:
             am = MINDIE_ACCESS_RE.search(body)
             if am:
                 self.access(am.group(2), am.group(3), lineno, line)
-        if self.died_at and lineno <= self.block_until:
+        if (self.died_at and lineno <= self.block_until) or lineno <= self.code_until:
             om = OP_NAME_RE.search(body)
             if om and len(self.operators) < 16:
                 name = om.group(1) or om.group(2)
@@ -305,6 +306,8 @@ class Life:
         from ascend_audit.facts.error_codes import find_codes
 
         for code, kind, start, end in find_codes(line):
+            self.code_until = lineno + 16
+            self.block_until = max(self.block_until, self.code_until)
             key = (kind, code)
             n = self.codes.get(key, 0)
             self.codes[key] = n + 1

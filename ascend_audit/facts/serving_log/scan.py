@@ -247,7 +247,7 @@ class Scan:
             exception_where=life.exc_where if died and life.exc else None,
             first_cause=cause,
             first_cause_where=life.cause_where if cause is not None else None,
-            failed_operators=tuple(life.operators) if died else (),
+            failed_operators=tuple(life.operators) if died or life.codes else (),
             serving_lines=life.serving,
             models_404=life.models_404,
             shut_down=life.shutdown,
