@@ -51,18 +51,23 @@ def _eager(ctx: Context, cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
     return [fail(f"serving runs eager ({where}); the policy requires graph mode", ev, _EAGER_FIX)]
 
 
-def _requested(cfgs: list[Any], f: Any) -> tuple[str | None, Evidence | None]:
+def _requested(cfgs: list[Any], f: Any, hit: Any = None) -> tuple[str | None, Evidence | None]:
+    """What was asked for: as the fallback line itself names it, else the configs, else the
+    log's launch arguments."""
+    from ascend_audit.facts.serving_log.graph import requested_of
+
+    named = requested_of(hit) if hit is not None else None
     for cfg in cfgs:
         item = cfg.item("cudagraph_mode") or cfg.item("compilation_config")
         if cfg.cudagraph_mode and item:
-            return cfg.cudagraph_mode, item_evidence(item)
+            return named or cfg.cudagraph_mode, item_evidence(item)
     if f.requested_cudagraph_mode:
-        hit = f.last("args_cudagraph_mode")
-        return f.requested_cudagraph_mode, hit_evidence(hit) if hit else None
-    return None, None
+        args = f.last("args_cudagraph_mode")
+        return named or f.requested_cudagraph_mode, hit_evidence(args) if args else None
+    return named, None
 
 
-_WEAKER = ("PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE", "FULL")
+_WEAKER = ("PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE", "FULL", "XLITE_FULL")
 _REFUSED_FIX = {
     "torchair_refused": "Torchair graph mode does not support this model: use ACL graph "
     "(--compilation-config cudagraph_mode) or a model torchair supports.",
@@ -82,10 +87,12 @@ _CAPTURE_FIX = (
 
 def _fallbacks(cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
     """A fallback line: to NONE (eager) is a FAIL; to a weaker graph mode, by design, a WARN."""
+    from ascend_audit.facts.serving_log.graph import fallback_reason
+
     out = []
     for f in scans:
         for hit in f.graph_fallbacks[:2]:
-            req, req_ev = _requested(cfgs, f)
+            req, req_ev = _requested(cfgs, f, hit)
             eff = hit.value if isinstance(hit.value, str) else f.cudagraph_mode
             text = (
                 f"requested cudagraph_mode {req or '(default)'} but {eff} took effect "
@@ -95,7 +102,7 @@ def _fallbacks(cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
             if eff in _WEAKER:
                 out.append(
                     warn(
-                        f"{text}: the engine downgraded it by design ({hit.text[:160]})",
+                        f"{text}: the engine downgraded it by design ({fallback_reason(hit)})",
                         ev,
                         "A downgrade the engine makes for this model (e.g. MLA attention "
                         "supports FULL only for decode); ask for the mode it runs to silence it.",
@@ -110,6 +117,29 @@ def _fallbacks(cfgs: list[Any], scans: list[Any]) -> list[Outcome]:
                     "fallback line), or upgrade vllm-ascend / the driver.",
                 )
             )
+    return out
+
+
+def _silent(scans: list[Any]) -> list[Outcome]:
+    """The launch asked for one cudagraph_mode, the engine config line shows another, and no
+    line says why (vllm-ascend 0.11 turns FULL_AND_PIECEWISE into PIECEWISE without a word)."""
+    out = []
+    for f in scans:
+        req, eff = f.requested_cudagraph_mode, f.cudagraph_mode
+        asked, shown = f.last("args_cudagraph_mode"), f.last("config_cudagraph_mode")
+        if f.graph_fallbacks or not (asked and shown) or req == eff or req == "NONE":
+            continue
+        if eff == "NONE" and (f.enforce_eager or f.last("torchair_enabled")):
+            continue  # eager asked for elsewhere, or torchair (its own graph) by design
+        text = (
+            f"requested cudagraph_mode {req} ({asked.source}:{asked.lineno}) but the engine "
+            f"config shows {eff} ({shown.source}:{shown.lineno}), with no line saying why"
+        )
+        ev = [hit_evidence(asked), hit_evidence(shown)]
+        if eff in _WEAKER:
+            out.append(warn(text, ev, "Ask for the mode this vllm-ascend runs, or upgrade it."))
+        else:
+            out.append(fail(text, ev, _EAGER_FIX))
     return out
 
 
@@ -232,6 +262,8 @@ def _proof(cfgs: list[Any], scans: list[Any]) -> Outcome:
     ev = [item_evidence(i) for c in cfgs for i in [c.item("cudagraph_mode")] if i]
     asked = next((c.cudagraph_mode for c in cfgs if c.cudagraph_mode), None)
     for f in scans:
+        weaker = [h.value for h in f.graph_fallbacks if h.value in _WEAKER]
+        asked = asked or (str(weaker[-1]) if weaker else None)
         note = f.last("npu_compilation_mode") or f.last("torchair_enabled")
         if note is not None:
             ev.append(hit_evidence(note))
@@ -276,6 +308,7 @@ def graph_mode(ctx: Context) -> Outcome:
     is_eager = bool(eager)
     findings = [
         *_fallbacks(cfgs, scans),
+        *_silent(scans),
         *eager,
         *_failures(scans),
         *_pruned(scans),

@@ -58,6 +58,19 @@ _rule(
     "eager",
     group(0),
 )
+_rule(  # vllm-ascend 0.7
+    "Graph capture is not supported on NPU",
+    r"Graph capture is not supported on NPU",
+    "npu_no_graph_capture",
+    "eager",
+    group(0),
+)
+_rule(
+    "Skipping NPU graph capture for eager mode",
+    r"Skipping NPU graph capture for eager mode",
+    "skip_graph_capture_eager",
+    "eager",
+)
 # Graph mode: capture proof
 _rule(
     "Capturing",
@@ -104,6 +117,15 @@ _rule(
     "graph_fallbacks",
     group(2),
 )
+_rule(  # "NPU does not support X compilation level. Setting CUDAGraphMode to NONE" (0.10-0.13),
+    # "NPU does not support compilation mode. mode=X, action: setting CUDAGraphMode to NONE."
+    "NPU does not support",
+    r"NPU does not support (?:\S+ )?compilation (?:level|mode)\b[^\n]{0,120}?"
+    r"[Ss]etting CUDAGraphMode to (\w+)",
+    "compilation_unsupported_fallback",
+    "graph_fallbacks",
+    group(),
+)
 _rule(
     "etting cudagraph_mode=",
     r"[Ss]etting cudagraph_mode=(\w+)",
@@ -117,6 +139,13 @@ _rule(
     "xlite_fallback",
     "graph_fallbacks",
     group(),
+)
+_rule(  # xlite full mode runs the whole model as its own graph: ACL graph is off by design
+    "xlite full mode",
+    r"ACLGraph (?:has been|is) disabled\b[^\n]{0,80}?xlite full mode",
+    "aclgraph_disabled",
+    "graph_fallbacks",
+    lambda m: "XLITE_FULL",
 )
 _rule(
     "ACLGraph has been disabled",
@@ -153,10 +182,10 @@ _rule(
 )
 _rule(
     "ACL Graph does not support",
-    r"ACL Graph does not support (\w+)",
+    r"ACL Graph does not support \w+",
     "aclgraph_unsupported_model",
     "graph_failures",
-    group(),
+    group(0),
 )
 _rule(
     "graph mode and eager mode at the same time",
@@ -227,6 +256,21 @@ _rule(
     "graph_failures",
     group(0),
 )
+_rule(  # vLLM and vllm-ascend raise this when no full graph fits the attention backend
+    "is not supported",
+    r"\b(?:CUDA|ACL)GraphMode\.(\w+) is not supported (?![^\n]*setting cudagraph_mode=)"
+    r"[^\n]{0,300}",
+    "graph_mode_refused",
+    "graph_failures",
+    group(0),
+)
+_rule(  # vllm-ascend 0.8-0.9: asked-for graph mode switched off at start-up
+    "has been disabled automatically",
+    r"(?:Torchair|NPU) graph mode is still experimental and not supported for [^,]{1,120}",
+    "graph_mode_refused",
+    "graph_failures",
+    group(0),
+)
 _rule(
     "graph mode is not supported",
     r"(?:torchair|ACL ?[Gg]raph|aclgraph|[Gg]raph mode) (?:mode )?is not supported "
@@ -254,6 +298,39 @@ CUDAGRAPH_RE = re.compile(
     r"['\"]cudagraph_mode['\"]\s*:\s*(<[\w.]+:\s*-?\d+>|\[[\d,\s]*\]|-?\d+|['\"][\w.]+['\"]|[\w.]+)"
 )
 LEVEL_RE = re.compile(r"['\"](?:level|mode)['\"]\s*:\s*(<[\w.]+:\s*-?\d+>|\d+|['\"][\w.]+['\"])")
+
+_REQUESTED_RES = (
+    re.compile(r"\b(?:CUDAGraphMode\.|ACLGraphMode\.|cudagraph_mode=)(\w+) is not supported"),
+    re.compile(r"\b(\S+) cudagraph_mode is not support"),
+    re.compile(r"don't support (\w+), fallback to"),
+    re.compile(
+        r"NPU does not support (?:(\S+) compilation level|compilation mode\. mode=(\w[\w.]*))"
+    ),
+)
+
+
+def requested_of(hit: LogHit) -> str | None:
+    """The mode a downgrade or fallback line says was asked for ("CUDAGraphMode.FULL is not
+    supported …; setting cudagraph_mode=FULL_DECODE_ONLY" → "FULL"), else None."""
+    for rx in _REQUESTED_RES:
+        m = rx.search(hit.text)
+        if m:
+            raw = next(g for g in m.groups() if g)
+            if rx is _REQUESTED_RES[-1]:
+                return f"compilation {cudagraph_name(raw)}"
+            return cudagraph_name(raw)
+    return None
+
+
+_REASON_RE = re.compile(r"\b(not support(?:ed)? [^;]{1,200})|\b(under xlite[^;.]{0,80})")
+
+
+def fallback_reason(hit: LogHit) -> str:
+    """Why a fallback line says the engine changed the mode ("not supported with AscendMLABackend
+    backend (support: AttentionCGSupport.UNIFORM_BATCH)"), else the line."""
+    m = _REASON_RE.search(hit.text)
+    return (m.group(1) or m.group(2)).strip() if m else hit.text[:200]
+
 
 GRAPH_PROOF = ("graph_capture_finished", "aclgraph_replaying", "torchair_compiled")
 

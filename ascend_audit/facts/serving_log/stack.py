@@ -25,7 +25,13 @@ _rule(
     "stack_errors",
     group(),
 )
-_rule("undefined symbol", r"undefined symbol: (\S+)", "undefined_symbol", "stack_errors", group())
+_rule(  # vllm._C is vLLM's CUDA extension: vllm-ascend never loads it, its import error is harmless
+    "undefined symbol",
+    r"^(?![^\n]*Failed to import from vllm\._C )[^\n]*?undefined symbol: (\S+)",
+    "undefined_symbol",
+    "stack_errors",
+    group(),
+)
 _rule(
     "Two accelerators",
     r"Two accelerators cannot be used at the same time in PyTorch: npu and (\w+)",
