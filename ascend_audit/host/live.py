@@ -10,7 +10,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ascend_audit.host.base import (
@@ -397,6 +396,9 @@ class LiveHost(Host):
             if len(todo) == 1:
                 done = [self._run_one(todo[0], t)]
             else:
+                # imported here: it pulls in logging, and an audit of given inputs runs no batch
+                from concurrent.futures import ThreadPoolExecutor
+
                 workers = min(self.max_workers, len(todo))
                 pool = ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd")
                 try:
