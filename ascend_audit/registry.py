@@ -24,7 +24,17 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ENTRY_POINT_GROUP = "ascend_audit.checks"
-META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence", "tags", "policy")
+META_KEYS = (
+    "layer",
+    "title",
+    "severity",
+    "rationale",
+    "remediation",
+    "evidence",
+    "tags",
+    "policy",
+    "core",
+)
 # Translated metadata sits beside the English in the same table: title_zh, remediation_zh, …
 TRANSLATED_KEYS = ("title", "rationale", "remediation")
 TRANSLATIONS = ("zh",)
@@ -57,6 +67,7 @@ class CheckSpec:
     translations: tuple[tuple[str, str], ...] = ()  # (("title_zh", "…"), …)
     policy_keys: tuple[str, ...] = ()  # the policy settings it reads ("operator.aicpu_share_fail")
     translated_from: tuple[tuple[str, str], ...] = ()  # (("title_zh", "<en_digest>"), …)
+    core: bool = False  # its layer is READY only on its proof: a SKIP fails the layer
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -81,6 +92,7 @@ class CheckSpec:
             "remediation": self.remediation,
             "evidence": list(self.evidence),
             "policy": list(self.policy_keys),
+            "core": self.core,
             "origin": self.origin,
             "tags": list(self.all_tags),
         }
@@ -234,6 +246,9 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     translations = tuple((k, str(meta[k]).strip()) for k in TRANSLATION_KEYS if meta.get(k))
     translated_from = _translated_from(cid, origin, meta)
     policy_keys = _policy_keys(cid, origin, meta.get("policy"))
+    core = meta.get("core", False)
+    if not isinstance(core, bool):
+        raise RegistryError(f"check {cid} in {origin}: core must be true or false, not {core!r}")
     return CheckSpec(
         cid,
         layer,
@@ -248,6 +263,7 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
         translations,
         policy_keys,
         translated_from,
+        core,
     )
 
 

@@ -324,9 +324,9 @@ class LiveHost(Host):
         truncated = len(data) > limit
         return FileRead(path, data[:limit].decode("utf-8", errors="replace"), None, truncated)
 
-    def listdir(self, path: str) -> list[str] | None:
+    def listdir(self, path: str, limit: int | None = None) -> list[str] | None:
         try:
-            return sorted(listdir_in_root(self.sysroot, path))
+            return sorted(listdir_in_root(self.sysroot, path, limit))
         except OSError:
             return None
 
