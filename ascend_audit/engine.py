@@ -182,12 +182,19 @@ def apply_waiver(result: Result, ctx: Context, today: dt.date) -> Result:
     return result
 
 
-def require(result: Result, required: frozenset[str]) -> Result:
-    """A required check (audit.required_checks) that SKIPs fails, naming why it could not run."""
+def require(result: Result, required: frozenset[str], why: str = "") -> Result:
+    """A required check (in audit.required_checks, or a core check of a judged layer) that SKIPs
+    fails, naming why it is required and why it could not run."""
     if result.id not in required or result.status is not Status.SKIP:
         return result
-    result.summary = f"required check {result.id} could not run: {result.summary}"
+    because = f" ({why})" if why else ""
+    result.summary = f"required check {result.id} could not run{because}: {result.summary}"
     result.status = Status.FAIL
+    if not result.remediation:
+        result.remediation = (
+            f"Give {result.id} the input it names (`ascend-audit explain {result.id}` lists its "
+            "evidence) and audit again, or waive it in the policy with a reason and an expiry."
+        )
     return result
 
 
@@ -270,13 +277,25 @@ def run_audit(
                 prog.result(res)
         else:
             ctx.prefetch(layer)
+            unproven: list[Result] = []  # core checks that skipped: settled once the layer is
             for spec in specs:
-                res = apply_waiver(require(run_check(spec, ctx), must_run), ctx, day)
+                res = require(run_check(spec, ctx), must_run)
                 res.on_broken_layer = bool(blockers)
                 if blockers:
                     res.blocked_by = list(blockers)
                 layer_results.append(res)
-                prog.result(res)
+                if spec.core and res.status is Status.SKIP:
+                    unproven.append(res)
+                    continue
+                prog.result(apply_waiver(res, ctx, day))
+            # A layer with nothing to judge stays MISSING; one judged on other evidence is not
+            # READY while its core proof is absent.
+            if any(r.status not in (Status.SKIP, Status.BLOCKED) for r in layer_results):
+                core_ids = frozenset(r.id for r in unproven)
+                why = f"the {layer} layer is READY only on its proof"
+                unproven = [require(r, core_ids, why) for r in unproven]
+            for res in unproven:
+                prog.result(apply_waiver(res, ctx, day))
         verdict = Verdict.BLOCKED if blockers and sel.gate else layer_verdict(layer_results)
         reason = _layer_reason(verdict, layer_results, blockers, sel.gate)
         report_layer = LayerReport(layer, verdict, layer in required, list(blockers), reason)

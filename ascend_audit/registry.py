@@ -10,9 +10,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import pkgutil
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -25,7 +24,17 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ENTRY_POINT_GROUP = "ascend_audit.checks"
-META_KEYS = ("layer", "title", "severity", "rationale", "remediation", "evidence", "tags", "policy")
+META_KEYS = (
+    "layer",
+    "title",
+    "severity",
+    "rationale",
+    "remediation",
+    "evidence",
+    "tags",
+    "policy",
+    "core",
+)
 # Translated metadata sits beside the English in the same table: title_zh, remediation_zh, …
 TRANSLATED_KEYS = ("title", "rationale", "remediation")
 TRANSLATIONS = ("zh",)
@@ -58,6 +67,7 @@ class CheckSpec:
     translations: tuple[tuple[str, str], ...] = ()  # (("title_zh", "…"), …)
     policy_keys: tuple[str, ...] = ()  # the policy settings it reads ("operator.aicpu_share_fail")
     translated_from: tuple[tuple[str, str], ...] = ()  # (("title_zh", "<en_digest>"), …)
+    core: bool = False  # its layer is READY only on its proof: a SKIP fails the layer
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -82,6 +92,7 @@ class CheckSpec:
             "remediation": self.remediation,
             "evidence": list(self.evidence),
             "policy": list(self.policy_keys),
+            "core": self.core,
             "origin": self.origin,
             "tags": list(self.all_tags),
         }
@@ -117,25 +128,52 @@ def _read_metadata(toml_path: str) -> dict[str, Any]:
 
 
 class Registry:
-    """All checks known to one run, in layer order then registration order."""
+    """All checks known to one run, in layer order then registration order.
+
+    A run of some layers leaves the other layers' built-in checks unread until something asks
+    for them (an id it does not hold, the whole list, a new check whose id must be unique):
+    reading their metadata is a large part of a small run's start-up.
+    """
 
     def __init__(self) -> None:
         self._specs: dict[str, CheckSpec] = {}
+        self._unread: Callable[[Registry], None] | None = None  # registers the rest
+        self._complete_layers = frozenset(LAYERS)  # layers whose checks are all registered
+
+    def defer(self, register: Callable[[Registry], None], complete: Iterable[str]) -> None:
+        """Hold back REGISTER (it adds the checks of the layers not in COMPLETE) until asked."""
+        self._unread, self._complete_layers = register, frozenset(complete)
+
+    def _read_rest(self) -> None:
+        register, self._unread = self._unread, None
+        if register is not None:
+            self._complete_layers = frozenset(LAYERS)
+            register(self)
 
     def __len__(self) -> int:
+        self._read_rest()
         return len(self._specs)
 
     def get(self, check_id: str) -> CheckSpec | None:
+        if check_id not in self._specs:
+            self._read_rest()
         return self._specs.get(check_id)
 
     def all(self) -> list[CheckSpec]:
+        self._read_rest()
+        return self._sorted()
+
+    def _sorted(self) -> list[CheckSpec]:
         order = {name: i for i, name in enumerate(LAYERS)}
         return sorted(self._specs.values(), key=lambda s: (order[s.layer], s.id))
 
     def for_layer(self, layer: str) -> list[CheckSpec]:
-        return [s for s in self.all() if s.layer == layer]
+        if layer not in self._complete_layers:
+            self._read_rest()
+        return [s for s in self._sorted() if s.layer == layer]
 
     def add(self, spec: CheckSpec) -> None:
+        self._read_rest()  # an id must be unique among the unread checks too
         other = self._specs.get(spec.id)
         if other is not None:
             raise RegistryError(
@@ -154,10 +192,14 @@ class Registry:
         meta = {**(sidecar or {}).get(cid, {}), **{k: v for k, v in marked.items() if k != "id"}}
         self.add(_validated(cid, meta, fn, origin))
 
-    def add_module(self, module: ModuleType, origin: str | None = None) -> int:
-        """Register every @check function of a module; returns how many."""
+    def add_module(
+        self, module: ModuleType, origin: str | None = None, sidecar: dict[str, Any] | None = None
+    ) -> int:
+        """Register every @check function of a module (SIDECAR: its TOML metadata, when already
+        read); returns how many."""
         origin = origin or module.__name__
-        sidecar = _sidecar(module)
+        if sidecar is None:
+            sidecar = _sidecar(module)
         found = [
             obj
             for obj in vars(module).values()
@@ -204,6 +246,9 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
     translations = tuple((k, str(meta[k]).strip()) for k in TRANSLATION_KEYS if meta.get(k))
     translated_from = _translated_from(cid, origin, meta)
     policy_keys = _policy_keys(cid, origin, meta.get("policy"))
+    core = meta.get("core", False)
+    if not isinstance(core, bool):
+        raise RegistryError(f"check {cid} in {origin}: core must be true or false, not {core!r}")
     return CheckSpec(
         cid,
         layer,
@@ -218,6 +263,7 @@ def _validated(cid: str, meta: dict[str, Any], fn: CheckFunc, origin: str) -> Ch
         translations,
         policy_keys,
         translated_from,
+        core,
     )
 
 
@@ -259,32 +305,56 @@ def _not_loaded(ctx: Any) -> Any:
     raise RegistryError("catalogue entry: the check's module was not imported")
 
 
-def _builtin_catalogue(reg: Registry) -> None:
-    """Built-in checks from their TOML metadata alone, without importing their modules."""
+def _builtin_metadata(layers: frozenset[str] = frozenset(LAYERS)) -> Iterator[tuple[str, Any]]:
+    """(module name, its TOML metadata) of each built-in check module of LAYERS. A built-in
+    check lives in its layer's directory (checks/operator/...), so only those are read."""
     import ascend_audit.checks as pkg
 
     for root in pkg.__path__:
         for dirpath, _dirs, files in sorted(os.walk(root)):
-            for name in sorted(f for f in files if f.endswith(".toml")):
+            folder = os.path.relpath(dirpath, root).split(os.sep)[0]
+            names = sorted(f for f in files if f.endswith(".toml"))
+            if names and folder not in LAYERS:
+                raise RegistryError(
+                    f"{os.path.join(dirpath, names[0])}: check metadata outside a layer's "
+                    f"directory (checks/{{{','.join(LAYERS)}}}/)"
+                )
+            if folder not in layers:
+                continue
+            for name in names:
                 rel = os.path.relpath(os.path.join(dirpath, name[:-5]), root)
                 module = f"{pkg.__name__}.{rel.replace(os.sep, '.')}"
-                for cid, meta in _read_metadata(os.path.join(dirpath, name)).items():
-                    reg.add(_validated(cid, dict(meta), _not_loaded, module))
+                tables = _read_metadata(os.path.join(dirpath, name))
+                for cid, meta in tables.items():
+                    layer = meta.get("layer") if isinstance(meta, dict) else None
+                    if layer is not None and layer != folder:
+                        raise RegistryError(
+                            f"check {cid} in {module}: layer {layer!r}, but it lives in "
+                            f"checks/{folder}/; a built-in check lives in its layer's directory"
+                        )
+                yield module, tables
+
+
+def _builtin_catalogue(reg: Registry, layers: frozenset[str] = frozenset(LAYERS)) -> None:
+    """Built-in checks of LAYERS from their TOML metadata alone, without importing their
+    modules."""
+    for module, tables in _builtin_metadata(layers):
+        for cid, meta in tables.items():
+            reg.add(_validated(cid, dict(meta), _not_loaded, module))
 
 
 def _builtin_layers(reg: Registry, layers: frozenset[str]) -> None:
-    """Import the built-in modules with a check in LAYERS; catalogue entries for the rest."""
-    catalogue = Registry()
-    _builtin_catalogue(catalogue)
-    specs = catalogue.all()
-    for module in dict.fromkeys(s.origin for s in specs if s.layer in layers):
-        reg.add_module(importlib.import_module(module))
-    for spec in specs:
-        if reg.get(spec.id) is None:
-            reg.add(spec)
+    """Import the built-in modules with a check in LAYERS; the other layers' checks become
+    catalogue entries when the registry is asked for them."""
+    for module, tables in _builtin_metadata(layers):
+        reg.add_module(importlib.import_module(module), sidecar=tables)
+    rest = frozenset(LAYERS) - layers
+    reg.defer(lambda r: _builtin_catalogue(r, rest), complete=layers)
 
 
 def _builtin_modules() -> Iterable[ModuleType]:
+    import pkgutil  # only a run of every layer walks the package
+
     import ascend_audit.checks as pkg
 
     for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):

@@ -9,6 +9,7 @@ would also compile ascend-audit's ~300 modules. The load average is printed with
 
     python benchmarks/bench_operator.py --rows 1000000 --layout 2023 [--runs 3] [--peer]
     python benchmarks/bench_operator.py --rows 100000 --root /tmp/before   # another checkout
+    python benchmarks/bench_operator.py --trace tests/data/traces/few_aicpu --runs 5   # given
 """
 
 from __future__ import annotations
@@ -87,18 +88,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--peer", action="store_true", help="also time msprof-analyze (one run)")
     ap.add_argument("--dir", type=Path, help="where to write the data (default: a temp dir)")
+    ap.add_argument("--trace", type=Path, help="time this trace instead of a generated one")
     ap.add_argument(
         "--root", type=Path, action="append", help="checkout(s) to time (default: this)"
     )
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_operator_") as tmp:
         base = args.dir or Path(tmp)
-        profile = base / f"kd_{args.layout}_{args.rows}_ascend_pt"
-        csv_path = profile / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
-        if not csv_path.is_file():
-            generate(args.rows, args.layout, profile)
-        size = csv_path.stat().st_size / 1e6
-        print(f"layout={args.layout} rows={args.rows} size={size:.1f} MB ({profile})")
+        if args.trace:
+            profile = args.trace.resolve()
+            print(f"trace {profile}")
+        else:
+            profile = base / f"kd_{args.layout}_{args.rows}_ascend_pt"
+            csv_path = profile / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+            if not csv_path.is_file():
+                generate(args.rows, args.layout, profile)
+            size = csv_path.stat().st_size / 1e6
+            print(f"layout={args.layout} rows={args.rows} size={size:.1f} MB ({profile})")
         for root in args.root or [ROOT]:
             pycache = str(base / "pycache" / root.resolve().as_posix().strip("/").replace("/", "_"))
             print(bench_ours(profile, args.runs, root.resolve(), pycache), flush=True)

@@ -94,9 +94,9 @@ class DirReader:
         except OSError as exc:
             return FileRead(path, None, exc.strerror or type(exc).__name__)
 
-    def listdir(self, path: str) -> list[str] | None:
+    def listdir(self, path: str, limit: int | None = None) -> list[str] | None:
         try:
-            return sorted(os.listdir(self._local(path)))
+            return sorted(os.listdir(self._local(path)))[:limit]
         except OSError:
             return None
 

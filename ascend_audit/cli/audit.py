@@ -138,10 +138,7 @@ def collect(**opts: Any) -> None:
 def _run(opts: dict[str, Any], record_to: str | None) -> int:
     from ascend_audit.context import Context, Inputs
     from ascend_audit.engine import Selection, exit_code, run_audit
-    from ascend_audit.host.bundle import SnapshotError
     from ascend_audit.host.live import LiveHost
-    from ascend_audit.host.recording import RecordingHost
-    from ascend_audit.host.snapshot import SnapshotHost
     from ascend_audit.inventory import build_inventory
     from ascend_audit.model import LAYERS
     from ascend_audit.reports.outputs import render_outputs
@@ -188,7 +185,12 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
     if not opts.get("snapshot"):
         preflight_inputs(opts)
     to_stdout = preflight_outputs(opts, record_to)
+    live: LiveHost | None = None
     if opts.get("snapshot"):
+        # the bundle reader (tarfile, gzip) and the recorder are imported only where used
+        from ascend_audit.host.bundle import SnapshotError
+        from ascend_audit.host.snapshot import SnapshotHost
+
         try:
             host = SnapshotHost(opts["snapshot"])
         except SnapshotError as exc:
@@ -198,9 +200,11 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
             inputs = Inputs.from_dict(recorded)
         snapshot_policy = host.policy_text()
     else:
-        host = LiveHost(opts["sysroot"])
+        host = live = LiveHost(opts["sysroot"])
         if record_to:
-            host = RecordingHost(host)
+            from ascend_audit.host.recording import RecordingHost
+
+            host = RecordingHost(live)
     policy = read_policy(opts["policy"], snapshot_policy)
     unknown = [c for c in policy["audit.required_checks"] if registry.get(c) is None]
     if unknown:
@@ -218,8 +222,7 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
             },
             "--timeout",
         )
-    live = host.inner if isinstance(host, RecordingHost) else host
-    if isinstance(live, LiveHost):
+    if live is not None:
         live.timeout = policy["audit.command_timeout"]
     fail_on = opts.get("fail_on") or policy["audit.fail_on"]
 
@@ -229,7 +232,9 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
 
     byte_bars.configure(quiet=bool(opts.get("quiet")))
     lang = lang_of(opts)
-    id_width = max((len(spec.id) for spec in registry.all()), default=14)
+    # the id column fits every check's id; -q prints no check line, so it asks for none of them
+    # (a run of some layers then never reads the other layers' metadata)
+    id_width = max((len(s.id) for s in registry.all()), default=14) if verbosity >= 0 else 0
     from ascend_audit.textsafe import SafeStream
 
     # With an output on standard output (`--json -`), the terminal lines go to standard error.

@@ -80,7 +80,10 @@ def explain(check_id: str, checks_dirs: tuple[str, ...], lang: str | None) -> No
     lang = lang or detect_lang()
     title = check_text(spec.id, "title", lang, spec.title)
     fix = check_text(spec.id, "remediation", lang, spec.remediation)
-    click.echo(f"{spec.id} — {title}\nlayer: {spec.layer}   severity: {spec.severity}\n")
+    click.echo(f"{spec.id} — {title}\nlayer: {spec.layer}   severity: {spec.severity}")
+    if spec.core:
+        click.echo(f"core: the {spec.layer} layer is READY only on its proof (a SKIP fails it)")
+    click.echo("")
     click.echo("Why it matters:\n  " + (spec.rationale or "(not documented)").replace("\n", "\n  "))
     if spec.evidence:
         click.echo("\nEvidence it reads:")

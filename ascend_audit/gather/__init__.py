@@ -18,12 +18,8 @@ from typing import Any
 # fact name -> (gather module, layer); a module with `commands` is listed under its layer
 FACT_MODULES: dict[str, tuple[str, str]] = {
     "accessory_stack": ("accessory", "framework"),
-    "auditing_user": ("context_facts", "driver"),
     "container": ("context_facts", "driver"),
     "device_grant": ("context_facts", "driver"),
-    "npu_users": ("context_facts", "driver"),
-    "service_user": ("context_facts", "driver"),
-    "user_db": ("context_facts", "driver"),
     "dev_nodes": ("driver", "driver"),
     "host_nics": ("driver", "driver"),
     "npu_smi": ("driver", "driver"),
@@ -53,6 +49,10 @@ FACT_MODULES: dict[str, tuple[str, str]] = {
     "weights_storage": ("storage", "driver"),
     "numa": ("topology", "driver"),
     "topology": ("topology", "driver"),
+    "auditing_user": ("users", "driver"),
+    "npu_users": ("users", "driver"),
+    "service_user": ("users", "driver"),
+    "user_db": ("users", "driver"),
     "version_files": ("versions", "driver"),
     "weights_integrity": ("weights_integrity", "framework"),
 }

@@ -142,7 +142,7 @@ def planned_ports(ctx: Context, env: dict[str, str], origin: str) -> list[Planne
 
 
 def _pids(ctx: Context) -> list[int]:
-    names = ctx.host.listdir("/proc") or []
+    names = ctx.host.listdir("/proc", limit=MAX_PIDS + 512) or []  # + /proc's own entries
     return sorted(int(n) for n in names if n.isdigit())[:MAX_PIDS]
 
 
@@ -159,7 +159,7 @@ def find_owners(ctx: Context, inodes: set[int]) -> tuple[dict[int, SocketOwner],
     for pid in _pids(ctx):
         if not inodes - set(owners) or budget <= 0:
             break
-        fds = ctx.host.listdir(f"/proc/{pid}/fd")
+        fds = ctx.host.listdir(f"/proc/{pid}/fd", limit=budget)
         if fds is None:
             unreadable += 1
             continue

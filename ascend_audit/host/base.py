@@ -248,7 +248,9 @@ class Host:
     def read_text(self, path: str, limit: int = FILE_CAP) -> FileRead:
         raise NotImplementedError
 
-    def listdir(self, path: str) -> list[str] | None:
+    def listdir(self, path: str, limit: int | None = None) -> list[str] | None:
+        """Sorted entries of a directory (None when unreadable); with `limit`, at most that many
+        read (which ones is the directory's order, then sorted)."""
         raise NotImplementedError
 
     def realpath(self, path: str) -> str:

@@ -10,7 +10,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ascend_audit.host.base import (
@@ -325,9 +324,9 @@ class LiveHost(Host):
         truncated = len(data) > limit
         return FileRead(path, data[:limit].decode("utf-8", errors="replace"), None, truncated)
 
-    def listdir(self, path: str) -> list[str] | None:
+    def listdir(self, path: str, limit: int | None = None) -> list[str] | None:
         try:
-            return sorted(listdir_in_root(self.sysroot, path))
+            return sorted(listdir_in_root(self.sysroot, path, limit))
         except OSError:
             return None
 
@@ -397,6 +396,9 @@ class LiveHost(Host):
             if len(todo) == 1:
                 done = [self._run_one(todo[0], t)]
             else:
+                # imported here: it pulls in logging, and an audit of given inputs runs no batch
+                from concurrent.futures import ThreadPoolExecutor
+
                 workers = min(self.max_workers, len(todo))
                 pool = ThreadPoolExecutor(workers, thread_name_prefix="ascend-audit-cmd")
                 try:

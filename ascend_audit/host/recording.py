@@ -89,8 +89,8 @@ class RecordingHost(Host):
             self.files[path] = res
         return res
 
-    def listdir(self, path: str) -> list[str] | None:
-        res = self.inner.listdir(path)
+    def listdir(self, path: str, limit: int | None = None) -> list[str] | None:
+        res = self.inner.listdir(path, limit)
         with self._lock:
             self.dirs[path] = res
         return res

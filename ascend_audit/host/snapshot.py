@@ -109,9 +109,9 @@ class SnapshotHost(Host):
         text = self._read_member(rec["content"])
         return FileRead(path, text[:limit], None, bool(rec.get("truncated")) or len(text) > limit)
 
-    def listdir(self, path: str) -> list[str] | None:
+    def listdir(self, path: str, limit: int | None = None) -> list[str] | None:
         entries = (self.manifest.get("dirs") or {}).get(path)
-        return list(entries) if entries is not None else None
+        return list(entries)[:limit] if entries is not None else None
 
     def realpath(self, path: str) -> str:
         return (self.manifest.get("realpaths") or {}).get(path, posixpath.normpath(path))

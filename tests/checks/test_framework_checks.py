@@ -66,6 +66,21 @@ def test_no_evidence_skips_every_check_and_the_layer_is_missing(tmp_path):
 # --- real fixtures ----------------------------------------------------------------------------
 
 
+def test_a_pasted_collect_env_alone_is_not_a_ready_framework(tmp_path):
+    """vllm-ascend#1993's collect_env: the stack matches (FWK-STACK-001 PASS) but nothing shows
+    the engine running. The layer was READY on it before FWK-LIFE-001 became its core check."""
+    paste = fixture(
+        "field/collect_env/collect_env_vllm-ascend0.7.3_310P3_npu6_2chip_25.0.rc1.1_"
+        "cann8.1.RC1_kylinV10_vllm-ascend-1993.txt"
+    )
+    report = audit(tmp_path, serving_logs=[paste])
+    assert report.result("FWK-STACK-001").status is Status.PASS
+    life = report.result("FWK-LIFE-001")
+    assert life.status is Status.FAIL
+    assert "READY only on its proof" in life.summary and "collect_env.py output" in life.summary
+    assert report.layer("framework").verdict is Verdict.NOT_READY
+
+
 def test_v0_fixture_eager_fails_graph_with_cited_lines(tmp_path):
     log = fixture(V0)
     r = judge(tmp_path, "FWK-GRAPH-001", serving_logs=[log])

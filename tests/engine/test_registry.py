@@ -120,6 +120,84 @@ def test_a_layer_subset_imports_only_its_check_modules():
     assert out == ["True", "True", "True", "False"]
 
 
+def _metadata_reads(monkeypatch) -> list[str]:
+    """Record the metadata files the registry reads from now on."""
+    from ascend_audit import registry
+
+    reads: list[str] = []
+    real = registry._read_metadata
+
+    def read(path: str):
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(registry, "_read_metadata", read)
+    return reads
+
+
+def _layer_of(path: str) -> str:
+    return os.path.basename(os.path.dirname(path))
+
+
+def test_a_layer_subset_reads_the_other_layers_metadata_only_when_asked(monkeypatch):
+    reads = _metadata_reads(monkeypatch)
+    reg = load_registry(entry_points=False, layers=("operator",))
+    operator = [s.id for s in reg.for_layer("operator")]
+    assert operator and {_layer_of(p) for p in reads} == {"operator"}
+    assert len(reads) == len(set(reads))  # each operator module's metadata read once
+    assert reg.get("OPR-AICPU-001") is not None
+    assert {_layer_of(p) for p in reads} == {"operator"}
+    spec = reg.get("DRV-HBM-001")  # an id the registry does not hold yet: the rest is read
+    assert spec is not None and spec.func.__name__ == "_not_loaded"
+    assert {_layer_of(p) for p in reads} == {"driver", "operator", "framework"}
+    full = load_registry(entry_points=False, catalogue_only=True)
+    assert [s.id for s in reg.all()] == [s.id for s in full.all()]
+    assert [s.id for s in reg.for_layer("operator")] == operator
+
+
+def test_a_layer_subset_lists_and_sizes_every_layer(monkeypatch):
+    full = [s.id for s in load_registry(entry_points=False, catalogue_only=True).all()]
+    for ask in ("all", "len", "driver"):
+        reg = load_registry(entry_points=False, layers=("operator",))
+        if ask == "all":
+            assert [s.id for s in reg.all()] == full
+        elif ask == "len":
+            assert len(reg) == len(full)
+        else:
+            assert [s.id for s in reg.for_layer("driver")] == [i for i in full if i[:3] == "DRV"]
+
+
+def test_a_drop_in_cannot_reuse_the_id_of_an_unread_builtin(tmp_path):
+    (tmp_path / "clash.py").write_text(PLUGIN.replace("SITE-001", "DRV-HBM-001"))
+    with pytest.raises(RegistryError, match="DRV-HBM-001 is defined twice"):
+        load_registry([str(tmp_path)], entry_points=False, layers=("operator",))
+
+
+def _fake_builtins(tmp_path, monkeypatch, folder: str, layer: str) -> None:
+    import ascend_audit.checks as pkg
+
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "x.toml").write_text(f'["X-001"]\nlayer = "{layer}"\ntitle = "x"\n')
+    monkeypatch.setattr(pkg, "__path__", [str(tmp_path)])
+
+
+def test_a_builtin_check_outside_its_layers_directory_is_refused(tmp_path, monkeypatch):
+    _fake_builtins(tmp_path, monkeypatch, "operator", "driver")
+    for load in (
+        lambda: load_registry(entry_points=False, catalogue_only=True),
+        lambda: load_registry(entry_points=False, layers=("operator",)),
+        lambda: load_registry(entry_points=False, layers=("driver",)).all(),
+    ):
+        with pytest.raises(RegistryError, match=r"X-001 .*layer 'driver', but it lives in"):
+            load()
+
+
+def test_builtin_metadata_outside_a_layer_directory_is_refused(tmp_path, monkeypatch):
+    _fake_builtins(tmp_path, monkeypatch, "common", "driver")
+    with pytest.raises(RegistryError, match="outside a layer's directory"):
+        load_registry(entry_points=False, layers=("operator",))
+
+
 def _dist(root, name, entry_points=None):
     dist = root / f"{name}-1.0.dist-info"
     dist.mkdir()
