@@ -9,6 +9,7 @@ import os
 import posixpath
 import stat
 import tarfile
+from collections.abc import Callable
 from typing import Any
 
 from ascend_audit import __version__
@@ -167,81 +168,116 @@ def _is_str_or_none(v: Any) -> bool:
     return v is None or isinstance(v, str)
 
 
+class _Damaged(Exception):
+    """One section of a manifest has the wrong shape: (where, what)."""
+
+
 def _check_shape(m: dict[str, Any], origin: str) -> None:
     """Refuse a manifest whose sections have the wrong shape, before anything replays it."""
+    try:
+        for check in _SECTION_CHECKS:
+            check(m)
+    except _Damaged as exc:
+        where, what = exc.args
+        damaged = f"{origin}: {MANIFEST}: {where} {what}; the bundle is damaged"
+        raise SnapshotError(damaged) from None
 
-    def bad(where: str, what: str) -> SnapshotError:
-        return SnapshotError(f"{origin}: {MANIFEST}: {where} {what}; the bundle is damaged")
 
-    def mapping(key: str) -> dict[str, Any]:
-        v = m.get(key)
-        if v is None:
-            return {}
-        if not isinstance(v, dict):
-            raise bad(key, "is not an object")
-        return v
+def _mapping(m: dict[str, Any], key: str) -> dict[str, Any]:
+    v = m.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise _Damaged(key, "is not an object")
+    return v
 
-    commands = m.get("commands")
-    if commands is not None and not isinstance(commands, list):
-        raise bad("commands", "is not a list")
-    for i, c in enumerate(commands or []):
+
+def _listing(m: dict[str, Any], key: str) -> list[Any]:
+    v = m.get(key)
+    if v is not None and not isinstance(v, list):
+        raise _Damaged(key, "is not a list")
+    return v or []
+
+
+def _records(m: dict[str, Any], key: str, parse: Callable[[Any], Any], what: str) -> None:
+    """Each item of the list `key` must parse as a record (ProcessInfo, ProcessGap …)."""
+    for i, item in enumerate(_listing(m, key)):
+        try:
+            parse(item)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise _Damaged(f"{key}[{i}]", f"is not a {what}") from None
+
+
+def _check_commands(m: dict[str, Any]) -> None:
+    for i, c in enumerate(_listing(m, "commands")):
         if not isinstance(c, dict):
-            raise bad(f"commands[{i}]", "is not an object")
+            raise _Damaged(f"commands[{i}]", "is not an object")
         argv = c.get("argv")
         if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-            raise bad(f"commands[{i}].argv", "is not a list of strings")
+            raise _Damaged(f"commands[{i}].argv", "is not a list of strings")
         for k in ("stdout", "stderr", "status", "error"):
             if not _is_str_or_none(c.get(k)):
-                raise bad(f"commands[{i}].{k}", "is not a string")
+                raise _Damaged(f"commands[{i}].{k}", "is not a string")
         if c.get("rc") is not None and type(c.get("rc")) is not int:
-            raise bad(f"commands[{i}].rc", "is not an integer")
+            raise _Damaged(f"commands[{i}].rc", "is not an integer")
         if c.get("duration_ms") is not None and type(c["duration_ms"]) not in (int, float):
-            raise bad(f"commands[{i}].duration_ms", "is not a number")
-    for path, f in mapping("files").items():
+            raise _Damaged(f"commands[{i}].duration_ms", "is not a number")
+
+
+def _check_files(m: dict[str, Any]) -> None:
+    for path, f in _mapping(m, "files").items():
         if not isinstance(f, dict) or not _is_str_or_none(f.get("content")):
-            raise bad(f"files[{path!r}]", "is not a file record")
+            raise _Damaged(f"files[{path!r}]", "is not a file record")
         if not _is_str_or_none(f.get("error")):
-            raise bad(f"files[{path!r}].error", "is not a string")
-    for path, entries in mapping("dirs").items():
+            raise _Damaged(f"files[{path!r}].error", "is not a string")
+    for path, entries in _mapping(m, "dirs").items():
         if entries is not None and not (
             isinstance(entries, list) and all(isinstance(e, str) for e in entries)
         ):
-            raise bad(f"dirs[{path!r}]", "is not a list of names")
+            raise _Damaged(f"dirs[{path!r}]", "is not a list of names")
+
+
+def _check_strings(m: dict[str, Any]) -> None:
     for key in ("links", "realpaths", "which", "inputs", "env", "identity"):
-        for k, v in mapping(key).items():
+        for k, v in _mapping(m, key).items():
             if not _is_str_or_none(v) or (key in ("realpaths", "env", "identity") and v is None):
-                raise bad(f"{key}[{k!r}]", "is not a string")
+                raise _Damaged(f"{key}[{k!r}]", "is not a string")
+    if not _is_str_or_none(m.get("policy")) or not isinstance(m.get("sysroot", "/"), str):
+        raise _Damaged("policy/sysroot", "is not a string")
+
+
+def _check_stats(m: dict[str, Any]) -> None:
     for key in ("stats", "lstats"):
-        for path, st in mapping(key).items():
+        for path, st in _mapping(m, key).items():
             try:
                 if st is not None:
                     StatInfo.from_dict(st)
             except (KeyError, TypeError, ValueError, AttributeError):
-                raise bad(f"{key}[{path!r}]", "is not a stat record") from None
-    procs = m.get("processes")
-    if procs is not None and not isinstance(procs, list):
-        raise bad("processes", "is not a list")
-    for i, p in enumerate(procs or []):
-        try:
-            ProcessInfo.from_dict(p)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise bad(f"processes[{i}]", "is not a process record") from None
-    gaps = m.get("process_gaps")
-    if gaps is not None and not isinstance(gaps, list):
-        raise bad("process_gaps", "is not a list")
-    for i, g in enumerate(gaps or []):
-        try:
-            ProcessGap.from_dict(g)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise bad(f"process_gaps[{i}]", "is not a process gap record") from None
-    for sub, devs in mapping("udev").items():
+                raise _Damaged(f"{key}[{path!r}]", "is not a stat record") from None
+
+
+def _check_processes(m: dict[str, Any]) -> None:
+    _records(m, "processes", ProcessInfo.from_dict, "process record")
+    _records(m, "process_gaps", ProcessGap.from_dict, "process gap record")
+
+
+def _check_udev(m: dict[str, Any]) -> None:
+    for sub, devs in _mapping(m, "udev").items():
         if devs is not None and not (
             isinstance(devs, list) and all(isinstance(d, dict) for d in devs)
         ):
-            raise bad(f"udev[{sub!r}]", "is not a list of devices")
-    mapping("cached_facts")
-    if not _is_str_or_none(m.get("policy")) or not isinstance(m.get("sysroot", "/"), str):
-        raise bad("policy/sysroot", "is not a string")
+            raise _Damaged(f"udev[{sub!r}]", "is not a list of devices")
+    _mapping(m, "cached_facts")
+
+
+_SECTION_CHECKS: tuple[Callable[[dict[str, Any]], None], ...] = (
+    _check_commands,
+    _check_files,
+    _check_strings,
+    _check_stats,
+    _check_processes,
+    _check_udev,
+)
 
 
 def _referenced_files(manifest: dict[str, Any]) -> list[str]:

@@ -348,3 +348,33 @@ def test_quote_free_tables_take_the_plain_pattern_and_read_the_same(
     assert bool(calls) != inside  # the plain pattern, unless the duration is inside the span
     if "Input Shapes" in cols:
         assert fast.ai_cpu_by_name and any(o.input_shapes for o in fast.ai_cpu_by_name)
+
+
+def test_quoted_tables_take_the_two_group_strict_pattern_and_read_the_same(tmp_path, monkeypatch):
+    """Quotes in the key span (a name with commas and doubled quotes) and in AI CPU rows' inputs:
+    the strict walk captures (key span, duration) only, the span is split by the field pattern
+    once per distinct key, and the AI CPU inputs come from the full pattern on their lines."""
+    head = "Name,Type,Accelerator Core,Start Time(us),Duration(us),Input Shapes,Input Data Types\n"
+    rows = [
+        '"aclnnAdd,Add ""v2""",Add,AI_CORE,1.0,2.5,"""4,4096""",FLOAT16\n',
+        'aclnnIndex_IndexAiCpu_Index,Index,AI_CPU,2.0,7.25,"""8;8""","INT64,BOOL"\n',
+        'trans_Cast_1,,AI_VECTOR_CORE,3.0,N/A,"""1""",FLOAT\n',
+        '"ArgSort,x",ArgSort,AI_CPU,4.0,3,"4,4",INT32\n',
+    ]
+    path = tmp_path / "kernel_details.csv"
+    path.write_text(head + "".join(rows[i % 4] for i in range(2000)))
+    calls: list[str] = []
+    for name in ("_absorb_quick", "_absorb_found"):
+        real = getattr(table_scan, name)
+        monkeypatch.setattr(
+            table_scan,
+            name,
+            lambda *a, _n=name, _r=real: calls.append(_n) or _r(*a),  # type: ignore[func-returns-value]
+        )
+    monkeypatch.setattr(table_scan, "BUFFER_BYTES", 8192)
+    fast, slow, taken = _both(path, monkeypatch)
+    assert taken and fast == slow and fast.rows == 2000
+    assert "_absorb_found" in calls and "_absorb_quick" not in calls
+    names = {o.name for o in fast.ai_cpu_by_name}
+    assert names == {"aclnnIndex_IndexAiCpu_Index", "ArgSort,x"}
+    assert any(o.input_shapes for o in fast.ai_cpu_by_name)

@@ -199,6 +199,23 @@ LYING = {
         lambda m: m.update(stats={"/dev/davinci0": {"mode": 5}}),
         "not a stat record",
     ),
+    "rc_not_int": (lambda m: m["commands"][0].update(rc="0"), "rc is not an integer"),
+    "duration_not_number": (
+        lambda m: m["commands"][0].update(duration_ms="fast"),
+        "duration_ms is not a number",
+    ),
+    "files_not_object": (lambda m: m.update(files=[1]), "files is not an object"),
+    "file_record_garbage": (
+        lambda m: m["files"].update({"/etc/os-release": 7}),
+        "is not a file record",
+    ),
+    "dir_names_garbage": (lambda m: m.update(dirs={"/dev": [1]}), "is not a list of names"),
+    "link_not_string": (lambda m: m.update(links={"/a": 5}), "is not a string"),
+    "processes_garbage": (lambda m: m.update(processes=[{"pid": "x"}]), "not a process record"),
+    "gaps_not_list": (lambda m: m.update(process_gaps={"a": 1}), "process_gaps is not a list"),
+    "udev_garbage": (lambda m: m.update(udev={"pci": [1]}), "is not a list of devices"),
+    "facts_not_object": (lambda m: m.update(cached_facts=[1]), "cached_facts is not an object"),
+    "policy_not_string": (lambda m: m.update(policy=5), "policy/sysroot is not a string"),
 }
 
 
