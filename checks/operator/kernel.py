@@ -1,4 +1,5 @@
-"""OPR-KERNEL-001: no operator kernel failed on the device (AI Core / AI CPU / aclnn errors)."""
+"""OPR-KERNEL-001: no operator kernel failed on the device (AI Core / AI CPU / aclnn errors), and
+no death names an operator without a kernel for the backend, the dtype or graph compile."""
 
 from __future__ import annotations
 
@@ -61,6 +62,21 @@ def _judge(f: Any) -> Outcome:
             ev,
             codes[0][1].remediation,
             operator_codes=[i.code for _h, i in codes],
+            failed_operators=list(f.failed_operators),
+        )
+    failure = f.operator_failure
+    if failure is not None:
+        from ascend_audit.facts.serving_log.operator_failures import LABELS
+
+        ops = ", ".join(f.failed_operators[:4]) or "not named in the log"
+        ev = [hit_evidence(failure)]
+        if f.death is not None and f.death.lineno != failure.lineno:
+            ev.append(hit_evidence(f.death))
+        return fail(
+            f"{f.source}: the engine died of an operator failure with no error code: "
+            f"{LABELS.get(str(failure.value), failure.value)}; operator: {ops}",
+            ev,
+            operator_failure=failure.value,
             failed_operators=list(f.failed_operators),
         )
     ran = f.stage in _RAN

@@ -28,6 +28,7 @@ from ascend_audit.facts.serving_log.deaths import (
 )
 from ascend_audit.facts.serving_log.engines import ENGINES, engine_kind
 from ascend_audit.facts.serving_log.model import STAGES, LogHit, Scalar
+from ascend_audit.facts.serving_log.operator_failures import operator_failure
 from ascend_audit.facts.serving_log.stack import VERSION_RULES
 from ascend_audit.facts.serving_log.values import clip, excerpt
 
@@ -109,6 +110,7 @@ class Life:
         self.pybind_at = False  # an "At:" block follows the last exception
         self.terminal = False  # the engine is dead for good: only a restart revives it
         self.tb_open: tuple[int, str] | None = None  # a traceback whose exception is not seen yet
+        self.op_failure: LogHit | None = None  # an operator-level failure in a death's block
 
     def stage(self, name: str, lineno: int, text: str) -> None:
         idx = STAGES.index(name)
@@ -126,6 +128,7 @@ class Life:
             self.death = None
             self.cause = None
             self.terminal = False
+            self.op_failure = None
             self.stage_idx = idx
             return
         if idx >= 5:
@@ -234,10 +237,10 @@ class Life:
                 self.access(am.group(2), am.group(3), lineno, line)
         if (self.died_at and lineno <= self.block_until) or lineno <= self.code_until:
             om = OP_NAME_RE.search(body)
-            if om and len(self.operators) < 16:
-                name = next((g for g in om.groups() if g), None)
-                if name and name not in self.operators:
-                    self.operators.append(name)
+            if om:
+                self._operator(next((g for g in om.groups() if g), None))
+            if self.died_at and self.op_failure is None:
+                self.failed_operator(lineno, line)
         for trigger, rx, name in VERSION_RULES:
             if trigger in body:
                 vm = rx.search(body)
@@ -249,6 +252,20 @@ class Life:
         elif self.cann_block and body.startswith("version="):
             self.scan.hit("version_cann", "versions", body[8:].strip(), lineno, clip(body))
             self.cann_block = False
+
+    def failed_operator(self, lineno: int, line: str) -> None:
+        """Keep the line as the death's operator failure when it states one (no code needed)."""
+        found = operator_failure(line)
+        if found is not None:
+            text = excerpt(line, 0, len(line))
+            self.op_failure = LogHit("operator_failure", found[0], self.scan.source, lineno, text)
+            self._operator(found[1])
+
+    def _operator(self, name: str | None) -> None:
+        """Keep an operator named in an error block once ("_C::x" and "_C.x" are one)."""
+        seen = {o.replace("::", ".") for o in self.operators}
+        if name and len(self.operators) < 16 and name.replace("::", ".") not in seen:
+            self.operators.append(name)
 
     def _pybind(self, body: str) -> bool:
         """pybind11's "At:" frames after an exception a daemon reported: the first is where."""

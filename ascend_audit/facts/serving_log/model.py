@@ -126,6 +126,7 @@ class ServingLogFacts:
     first_cause: LogHit | None = None  # the first line since the last progress that says why
     first_cause_where: str | None = None  # file:line, when the first cause is an exception
     failed_operators: tuple[str, ...] = ()  # operators named in device error blocks
+    operator_failure: LogHit | None = None  # a death's operator-level failure (value: its kind)
     serving_lines: int = 0  # successful requests / throughput lines
     models_404: int = 0  # GET /v1/models answered 404
     shut_down: bool = False  # a graceful shutdown was logged

@@ -194,6 +194,8 @@ class Scan:
         cause = life.cause if died and life.death is not None else None
         if cause is not None and cause.lineno == life.death.lineno:  # type: ignore[union-attr]
             cause = None  # the death line says why itself
+        if cause is not None and life.op_failure is None:
+            life.failed_operator(cause.lineno, cause.text)  # a cause before the death may state it
         load_s = f("weights_load_seconds")
         if load_s is None and self.counts.get("weights_progress"):
             load_s = max(
@@ -250,6 +252,7 @@ class Scan:
             first_cause=cause,
             first_cause_where=life.cause_where if cause is not None else None,
             failed_operators=tuple(life.operators) if died or life.codes else (),
+            operator_failure=life.op_failure if died else None,
             serving_lines=life.serving,
             models_404=life.models_404,
             shut_down=life.shutdown,
