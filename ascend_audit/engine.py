@@ -7,7 +7,6 @@ import copy
 import datetime as dt
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -95,7 +94,11 @@ class FactCopies:
         return getattr(self._ctx, name)
 
 
-def _crash(spec: CheckSpec, exc: BaseException, tb: str) -> Outcome:
+def _crash(spec: CheckSpec, exc: BaseException) -> Outcome:
+    """ERROR with the traceback of EXC as evidence; called while EXC is being handled."""
+    import traceback  # only a crash needs it
+
+    tb = traceback.format_exc(limit=12)
     how = "exited" if isinstance(exc, SystemExit) else "crashed"
     return Outcome(
         Status.ERROR,
@@ -121,7 +124,7 @@ def _run_plugin(spec: CheckSpec, ctx: Context) -> Outcome:
         try:
             box.append(_judge(spec, FactCopies(ctx)))
         except BaseException as exc:
-            box.append(_crash(spec, exc, traceback.format_exc(limit=12)))
+            box.append(_crash(spec, exc))
 
     worker = threading.Thread(target=work, name=f"check-{spec.id}", daemon=True)
     worker.start()
@@ -145,7 +148,7 @@ def run_check(spec: CheckSpec, ctx: Context) -> Result:
         try:
             outcome = _judge(spec, ctx)
         except Exception as exc:
-            outcome = _crash(spec, exc, traceback.format_exc(limit=12))
+            outcome = _crash(spec, exc)
     elapsed = (time.perf_counter() - start) * 1000
     return Result(
         id=spec.id,

@@ -10,17 +10,17 @@ built in a staging directory beside them and renamed into place in one step.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import io
 import os
-import secrets
 import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterable
 from typing import IO
 
+# ctypes, secrets (hashlib, OpenSSL) and tempfile are imported where a file is written: every
+# command imports this module (OutputError), most write nothing.
 STDOUT = "-"
 _TTY_MAJORS = frozenset({4, 5, *range(136, 144)})
 _RENAME_EXCHANGE = 2
@@ -98,6 +98,8 @@ def _temp_beside(path: str) -> tuple[int, str]:
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     base = os.path.basename(path)
+    import secrets
+
     for _ in range(8):
         tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.part")
         try:
@@ -189,6 +191,8 @@ def staging_dir(final: str) -> str:
 
 def _exchange(a: str, b: str) -> bool:
     """Atomically swap two paths (renameat2 RENAME_EXCHANGE); False where unsupported."""
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         fn = libc.renameat2

@@ -3,9 +3,10 @@ when installed, `msprof-analyze advisor computation` on the same generated profi
 
 Each measurement is one child process; wall time is measured around it, CPU time (user+sys)
 and peak RSS are the child's own (os.wait4), so the numbers cover interpreter start-up and
-imports. Bytecode is cached (in a private PYTHONPYCACHEPREFIX, after one untimed warm-up run),
-as it is for an installed package and for the peer: with PYTHONDONTWRITEBYTECODE set, every run
-would also compile ascend-audit's ~300 modules. The load average is printed with each figure.
+imports. With several --root checkouts the runs alternate between them. Bytecode is cached (in
+a private PYTHONPYCACHEPREFIX, after one untimed warm-up run), as it is for an installed package
+and for the peer: with PYTHONDONTWRITEBYTECODE set, every run would also compile ascend-audit's
+~300 modules. The load average is printed with each figure.
 
     python benchmarks/bench_operator.py --rows 1000000 --layout 2023 [--runs 3] [--peer]
     python benchmarks/bench_operator.py --rows 100000 --root /tmp/before   # another checkout
@@ -50,20 +51,31 @@ def _load() -> str:
     return f"load average {one:.1f} {five:.1f} {fifteen:.1f}"
 
 
-def bench_ours(profile: Path, runs: int, root: Path, pycache: str) -> str:
-    env = dict(os.environ, PYTHONPATH=str(root), PYTHONPYCACHEPREFIX=pycache)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+def bench_ours(profile: Path, runs: int, roots: list[Path], base: Path) -> list[str]:
+    """Median and minimum of RUNS runs of each checkout; the runs alternate between the
+    checkouts, so a change in the machine's load falls on all of them alike."""
     argv = [sys.executable, "-m", "ascend_audit", "run", "--layers", "operator"]
     argv += ["--trace", str(profile), "-q"]
-    measure(argv, env, root)  # warm-up: writes the bytecode cache
-    res = [measure(argv, env, root) for _ in range(runs)]
-    wall = statistics.median(r[0] for r in res)
-    cpu = statistics.median(r[1] for r in res)
-    rss = statistics.median(r[2] for r in res)
-    return (
-        f"ascend-audit operator layer ({root}): median of {runs}: wall={wall:.3f} s "
-        f"cpu={cpu:.3f} s peak_rss={rss:.0f} MB exit={res[0][3]} ({_load()})"
-    )
+    envs = {}
+    for root in roots:
+        pycache = base / "pycache" / root.as_posix().strip("/").replace("/", "_")
+        envs[root] = dict(os.environ, PYTHONPATH=str(root), PYTHONPYCACHEPREFIX=str(pycache))
+        envs[root].pop("PYTHONDONTWRITEBYTECODE", None)
+        measure(argv, envs[root], root)  # warm-up: writes the bytecode cache
+    res: dict[Path, list[tuple[float, float, float, int]]] = {root: [] for root in roots}
+    for _ in range(runs):
+        for root in roots:
+            res[root].append(measure(argv, envs[root], root))
+    lines = []
+    for root, got in res.items():
+        wall, cpu, rss = ([r[i] for r in got] for i in range(3))
+        lines.append(
+            f"ascend-audit operator layer ({root}): median of {runs}: "
+            f"wall={statistics.median(wall):.3f} s cpu={statistics.median(cpu):.3f} s "
+            f"(min {min(wall):.3f} / {min(cpu):.3f}) peak_rss={statistics.median(rss):.0f} MB "
+            f"exit={got[0][3]} ({_load()})"
+        )
+    return lines
 
 
 def bench_peer(profile: Path) -> str:
@@ -105,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                 generate(args.rows, args.layout, profile)
             size = csv_path.stat().st_size / 1e6
             print(f"layout={args.layout} rows={args.rows} size={size:.1f} MB ({profile})")
-        for root in args.root or [ROOT]:
-            pycache = str(base / "pycache" / root.resolve().as_posix().strip("/").replace("/", "_"))
-            print(bench_ours(profile, args.runs, root.resolve(), pycache), flush=True)
+        roots = [root.resolve() for root in args.root or [ROOT]]
+        for line in bench_ours(profile, args.runs, roots, base):
+            print(line, flush=True)
         if args.peer:
             print(bench_peer(profile), flush=True)
     return 0
