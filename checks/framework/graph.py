@@ -156,7 +156,7 @@ def _failures(scans: list[Any]) -> list[Outcome]:
                     _REFUSED_FIX.get(hit.signal, _CAPTURE_FIX),
                 )
             )
-        capture = f.last("graph_capturing")
+        capture = f.last("graph_capturing") or f.last("capture_frame")
         finished = any(h.signal == "graph_capture_finished" for h in f.graph)
         if f.died and capture and f.death and capture.lineno < f.death.lineno and not finished:
             out.append(

@@ -15,6 +15,7 @@ _MARKERS = {
     "engine_core_failed": "the engine core failed to start",
     "worker_failed": "a worker process failed",
     "engine_core_died": "the engine core process died",
+    "worker_died": "a worker process died",
     "unfinished_traceback": "the log ends inside a Python traceback (its exception is cut off)",
     "engine_dead": "the engine core hit a fatal error and serves no more (EngineDeadError)",
     "mindie_start_failed": "the MindIE server failed to start",
@@ -65,14 +66,14 @@ def _death(f: Any) -> Outcome:
     exc = f.final_exception
     where = f" at {f.exception_where}" if f.exception_where else ""
     head = f"{f.source}: the engine died {_stage_text(f)}"
-    parts = [f"{exc}{where}" if exc else what]
+    parts = [f"{exc}{where}" if exc else f"{what} ({death.source}:{death.lineno})"]
     cause = f.first_cause
     if cause is not None:
         # Name the line that says why first; the final line stays as context.
         at = f" at {f.first_cause_where}" if f.first_cause_where else ""
         parts = [
             f"first cause: {cause.value}{at} ({cause.source}:{cause.lineno})",
-            f"final: {parts[0]} ({death.source}:{death.lineno})",
+            f"final: {f'{exc}{where}' if exc else what} ({death.source}:{death.lineno})",
         ]
     if exc and death.signal == "final_exception":
         marker = next((h for h in f.deaths if h.signal != "final_exception"), None)
@@ -81,7 +82,7 @@ def _death(f: Any) -> Outcome:
     first = f.hits("final_exception")
     if cause is None and len(first) > 1 and first[0].value != exc:
         parts.append(f"first exception: {first[0].value} ({first[0].source}:{first[0].lineno})")
-    capture = f.last("graph_capturing")
+    capture = f.last("graph_capturing") or f.last("capture_frame")
     if capture and f.stage in ("kv_sized", "weights_loaded") and capture.lineno < death.lineno:
         parts.append("while capturing graphs")
     codes = _codes(f)

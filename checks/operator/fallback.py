@@ -31,7 +31,16 @@ def host_fallback(ctx: Context) -> Outcome:
         unproven = _no_model_ran(ctx)
         if unproven:
             return skip(f"{unproven}: the absence of fallback warnings proves nothing")
-    return worst(findings, _ok_summary(logs, traces))
+    out = worst(findings, _ok_summary(logs, traces))
+    deaths = [i.facts.death for i in ctx.fact(SERVING_LOGS) if i.facts is not None]
+    d = next((x for x in deaths if x is not None), None)
+    if out.status.value == "PASS" and d is not None and not traces.timelines:
+        return warn(
+            f"{out.summary}; but the engine died ({d.source}:{d.lineno}): a log cut short by a "
+            "death proves no steady serving without fallbacks (see FWK-LIFE-001)",
+            out.evidence,
+        )
+    return out
 
 
 # Stages by which the engine has run the model (the KV-cache profile run is a forward pass).

@@ -190,7 +190,7 @@ def test_final_exception_and_file_line_are_named(tmp_path) -> None:
     r = audit(tmp_path, serving_logs=[log]).result("FWK-LIFE-001")
     assert "KeyError: 'model.embed_tokens.weight'" in r.summary
     assert "vllm_ascend/quantization/quant_config.py:152" in r.summary
-    assert "after launched" in r.summary
+    assert "after configured" in r.summary  # workers were loading the model
 
 
 def test_operator_failure_is_operator_not_ready(tmp_path) -> None:

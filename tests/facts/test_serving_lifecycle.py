@@ -58,7 +58,7 @@ DEAD = {
     ),
     SL + "vllm-ascend0.11.0rc0_DSV3-0324_DP8TP4_torchair_quantization_ascend_KeyError_model"
     ".embed_tokens.weight_WorkerProc_failed_vllm-ascend-3534.partial.log": (
-        "launched",
+        "configured",  # workers were loading the model (the engine-config line is cut out)
         "KeyError: 'model.embed_tokens.weight'",
         "quant_config.py:152",
         set(),

@@ -9,6 +9,8 @@ import re
 PREFIX_RE = re.compile(
     r"(?:\((?:[\w.\-]+)(?: [\w.=\-]{1,40})? pid=\d+[^)]{0,60}\) ?"
     r"|\[rank\d+\]: ?"
+    # torch's own logging: "E0106 03:23:01.677000 37645 site-packages/torch/x.py:2721] [0/0] "
+    r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]{1,300}:\d+\] (?:\[\d+/\d+\] ?)?"
     r"|[A-Za-z][\w.\-]{0,60} +\| "
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)(?: +\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)? +"
     r"\[?[\w.\-]+:\d+\] ?)"
@@ -17,8 +19,11 @@ FRAME_RE = re.compile(r'^\s+File "([^"]{1,400})", line (\d+), in (\S{1,200})')
 EXC_RE = re.compile(
     r"^((?:[a-z_][\w]*\.){0,6}(?:[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)"
     r"|Exception))"
-    r"(?::\s?(.{0,400}))?$"
+    r"(?::\s?(.*))?$"  # the message may be long (a dynamo error quotes the whole FX node)
 )
+# Inside a traceback a module-qualified class is an exception whatever its name
+# ("torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors").
+DOTTED_EXC_RE = re.compile(r"^((?:[a-z_]\w*\.){1,6}[A-Z]\w{0,80})(?::\s?(.*))?$")
 PYTEST_LOC_RE = re.compile(r"^(\S{1,300}\.py):(\d+): \w+$")
 SRC_RE = re.compile(r"([\w./\-]{1,200}\.(?:py|cpp|cc|c|h|hpp|ts)):(\d+)")
 PTA_TAIL_RE = re.compile(
@@ -71,6 +76,8 @@ OP_NAME_RE = re.compile(
     r"\b(?:op(?:_?type|_?name)?|Op ?(?:Type|Name)|kernel(?:_name)?|node)\s*[=:\[]\s*\[?['\"]?"
     r"(?!(?:FUNC|FILE|LINE):)([A-Za-z_][\w.]{1,80})"  # CANN's [FUNC:..] trailer names no operator
     r"|\b(aclnn[A-Z]\w{1,60})\b"
+    # torch's fake-tensor pass (dynamo / graph compile) naming the operator it could not run
+    r"|\b(?:run meta for|unsupported operator:) ([\w.]{1,80}?)(?:\.default)?(?=\s|$)"
 )
 # (trigger substring, regex, kind): a line that proves the service died or cannot start.
 FATAL: list[tuple[str, re.Pattern[str], str]] = [
@@ -92,6 +99,9 @@ FATAL: list[tuple[str, re.Pattern[str], str]] = [
         ("WorkerProc failed to start", r"WorkerProc failed to start", "worker_failed"),
         ("died unexpectedly", r"Engine core proc \S+ died unexpectedly", "engine_core_died"),
         ("died unexpectedly", r"Worker proc \S+ died unexpectedly", "worker_died"),
+        # vLLM V1 executors and clients: "MulitprocExecutor got fatal signal from worker
+        # processes, shutting down", "Got fatal signal from worker processes, shutting down"
+        ("fatal signal", r"[Gg]ot fatal signal from worker processes", "worker_died"),
         # HCCL communicator creation failed (HCCL's own log, MindIE/ATB runners): no collective
         # can run, so the service cannot serve
         ("HcclCommInitRootInfo", r"HcclCommInitRootInfo\w* fail\w*[^\n]{0,80}", "hccl_init_failed"),

@@ -10,6 +10,7 @@ from ascend_audit.facts.serving_log.deaths import (
     CODE_HINT_RE,
     DAEMON_ERROR_RE,
     DAEMON_HEAD_RE,
+    DOTTED_EXC_RE,
     EMBEDDED_EXC_RE,
     EXC_RE,
     FATAL,
@@ -44,6 +45,8 @@ STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
         ("Start mindie server", r"Start mindie server", "launched"),
         ("restart mindie service daemon", r"restart mindie service daemon", "launched"),
         ("LLM engine", r"Initializing an? (?:V\d )?LLM engine", "configured"),
+        # workers up and loading: the engine was configured (the paste may lack that line)
+        ("Starting to load model", r"Starting to load model", "configured"),
         ("Loading weights took", r"Loading weights took", "weights_loaded"),
         ("Loading model weights took", r"Loading model weights took", "weights_loaded"),
         ("Model loading took", r"Model loading took", "weights_loaded"),
@@ -66,6 +69,11 @@ STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
         ("Processed prompts", r"Processed prompts: +100%", "serving"),
     )
 ]
+
+
+# Functions that capture graphs (vLLM / vllm-ascend model runners, torch_npu's NPUGraph): a
+# traceback through one is a death during graph capture, with or without a progress bar.
+CAPTURE_FRAME_RE = re.compile(r"_?capture(?:_model|_begin|_end|_aclgraphs?|_cudagraphs?)$")
 
 
 class Life:
@@ -171,6 +179,8 @@ class Life:
             fm = FRAME_RE.match(body)
             if fm:
                 self.frame = (fm.group(1), fm.group(2))
+                if CAPTURE_FRAME_RE.match(fm.group(3)):  # a traceback through graph capture
+                    self.scan.hit("capture_frame", "graph", fm.group(3), lineno, clip(body))
                 self.block_until = max(self.block_until, lineno + 64)
                 return
         if "Traceback (most recent call last)" in body:
@@ -190,20 +200,25 @@ class Life:
                 return
         if body[:1].isalpha():
             em = EXC_RE.match(body.rstrip())
+            if em is None and self.in_tb:
+                em = DOTTED_EXC_RE.match(body.rstrip())
             if em and (self.in_tb or em.group(2)):
                 self._exception(em, lineno, line, body)
         if ("rror]" in body or "RROR]" in body or "ATAL]" in body) and DAEMON_ERROR_RE.search(body):
             self._daemon_error(lineno, line, body)
+        fatal_here = False
         for trigger, rx, kind in FATAL:
             if trigger in body:
                 fm2 = rx.search(body)
                 if fm2:
+                    fatal_here = True
                     self.fatal(kind, lineno, excerpt(line, 0, len(line)), clip(fm2.group(0)))
         if "[ERROR]" in body and "ERR" in body:
             tm = PTA_TAIL_RE.search(body)
             if tm:
                 self.fatal("torch_npu_error", lineno, excerpt(line, 0, len(line)), tm.group(1))
-        if any(s in body for s in SHUTDOWN) and "died unexpectedly" not in body:
+        if not fatal_here and any(s in body for s in SHUTDOWN):  # "…died, shutting down" is no
+            # graceful shutdown
             self.shutdown = True
             self.scan.hit("shutdown", "lifecycle", "shutdown", lineno, excerpt(line, 0, len(line)))
         for trigger, rx, st in STAGE_RULES:
@@ -220,7 +235,7 @@ class Life:
         if (self.died_at and lineno <= self.block_until) or lineno <= self.code_until:
             om = OP_NAME_RE.search(body)
             if om and len(self.operators) < 16:
-                name = om.group(1) or om.group(2)
+                name = next((g for g in om.groups() if g), None)
                 if name and name not in self.operators:
                     self.operators.append(name)
         for trigger, rx, name in VERSION_RULES:
