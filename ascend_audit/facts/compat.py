@@ -394,6 +394,30 @@ def check_vllm_ascend(
     want = version_tokens(vllm_ascend)
     row = next((r for r in rows if version_tokens(r.get("vllm_ascend")) == want), None)
     pin = next((r for r in pins if version_tokens(r.get("vllm_ascend_tag")) == want), None)
+    if row is None and "dev" in want:
+        # A development build (`0.11.0rc1.dev`, `0.9.1.dev12+g…`) is judged by the release it
+        # leads to; a match there proves nothing about the build's own pins.
+        base = re.split(r"[.+-]?dev", vllm_ascend, maxsplit=1, flags=re.I)[0]
+        a = check_vllm_ascend(
+            base,
+            vllm=vllm,
+            cann=cann,
+            torch=torch,
+            torch_npu=torch_npu,
+            triton_ascend=triton_ascend,
+            python=python,
+        )
+        if a.rows:
+            ok = a.verdict == "ok"
+            why = "its release's stack matches, but a dev build may pin others" if ok else a.reason
+            return _answer(
+                q,
+                "unknown" if ok else a.verdict,
+                f"a development build of {base}: {why}",
+                a.table,
+                a.rows,
+                a.problems,
+            )
     if row is None:
         return _answer(
             q,

@@ -76,6 +76,11 @@ KEYS: tuple[str, ...] = (
     "BackendConfig.ScheduleConfig.maxIterTimes",
 )
 _PART_RE = re.compile(r"^(\w+)(?:\[(\d+)\])?$")
+_SECTIONS = (
+    ("BackendConfig", "BackendConfig"),
+    ("ModelDeployConfig", "BackendConfig.ModelDeployConfig"),
+    ("ScheduleConfig", "BackendConfig.ScheduleConfig"),
+)
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,10 @@ class MindieConfig:
     values: dict[str, MindieValue] = field(default_factory=dict)
     model_configs: int = 0
     problems: tuple[str, ...] = ()
+    failure: str | None = None  # empty | too_large | invalid_json | not_object | no_backend
+    sections: tuple[
+        str, ...
+    ] = ()  # which of BackendConfig, ModelDeployConfig, ScheduleConfig are objects
 
     @property
     def ok(self) -> bool:
@@ -176,15 +185,21 @@ def parse_mindie_json(text: str, source: str) -> MindieConfig:
     """Parse a MindIE config.json into the values the rules read; never raises."""
     probs = Problems()
     if not isinstance(text, str) or not text.strip():
-        return MindieConfig(source, problems=("empty config",))
+        return MindieConfig(source, problems=("empty config",), failure="empty")
     if len(text) > MAX_TEXT:
-        return MindieConfig(source, problems=(f"larger than {MAX_TEXT >> 20} MiB",))
+        too_large = f"larger than {MAX_TEXT >> 20} MiB"
+        return MindieConfig(source, problems=(too_large,), failure="too_large")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        return MindieConfig(source, problems=(f"invalid JSON: {exc}"[:300],))
+        return MindieConfig(
+            source, problems=(f"invalid JSON: {exc}"[:300],), failure="invalid_json"
+        )
     if not isinstance(data, dict) or not isinstance(data.get("BackendConfig"), dict):
-        return MindieConfig(source, problems=("no BackendConfig section: not a MindIE config",))
+        kind = "no_backend" if isinstance(data, dict) else "not_object"
+        return MindieConfig(
+            source, problems=("no BackendConfig section: not a MindIE config",), failure=kind
+        )
     lines = text.splitlines()
     values: dict[str, MindieValue] = {}
     for path in KEYS:
@@ -198,7 +213,12 @@ def parse_mindie_json(text: str, source: str) -> MindieConfig:
     count = len(models) if isinstance(models, list) else 0
     if count == 0:
         probs.add("BackendConfig.ModelDeployConfig.ModelConfig is missing or empty")
-    return MindieConfig(source, values, count, probs.result())
+    sections = tuple(
+        name
+        for name, path in _SECTIONS
+        if isinstance(_walk(data, path)[1], dict) and _walk(data, path)[0]
+    )
+    return MindieConfig(source, values, count, probs.result(), None, sections)
 
 
 @dataclass(frozen=True)

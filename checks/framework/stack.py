@@ -195,6 +195,8 @@ def _version_findings(ctx: Context) -> list[Outcome]:
                     v["vllm_ascend"], vllm=v.get("vllm"), cann=cann, torch=torch, torch_npu=npu
                 )
             )
+        if v.get("mindie"):
+            answers.append(compat.check_mindie(v["mindie"], cann=cann, torch_npu=npu, hdk=hdk))
         if cann and hdk:
             answers.append(compat.check_cann_hdk(cann, hdk))
         ev = [hit_evidence(h) for h in hits[-8:]]
@@ -225,7 +227,12 @@ def _version_findings(ctx: Context) -> list[Outcome]:
             )
             if absent
         ]
-        if missing and f.collect_env:
+        # A pasted stack (collect_env, pip list, a hand-written list naming torch) without them
+        # is only partly judged; a serving log naming its vLLM version is not a pasted stack.
+        pasted = f.collect_env or any(
+            h.signal in ("version_torch", "version_torch_npu") for h in hits
+        )
+        if missing and pasted:
             out.append(
                 warn(
                     f"{where}{f.source} does not state {' or '.join(missing)}: the stack is only "

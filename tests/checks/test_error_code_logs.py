@@ -117,3 +117,11 @@ def test_every_kind_has_a_family_so_no_code_is_dropped() -> None:
     ]:
         info = describe(code, kind)
         assert info is not None and info.family and info.code == code, (code, kind)
+
+
+def test_hccl_runtime_failure_names_code_and_its_causes(tmp_path) -> None:
+    r = audit(tmp_path, serving_logs=[_log("vllm-ascend-672")]).result("FWK-LIFE-001")
+    assert r.status is Status.FAIL
+    assert "15 (HCCL's call to the runtime failed" in r.summary
+    assert "likely causes of 15: the runtime refused a device" in r.summary
+    assert "leftover process" in (r.remediation or "")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,12 @@ _BOOL_FLAGS = frozenset(
 )
 
 
+def _program(token: str) -> str:
+    """The program a token names: `/usr/bin/vllm` -> vllm; a command pasted after prose on its
+    line (`启动服务报错：vllm serve …`, `$vllm`) -> vllm."""
+    return re.split(r"[^\w.-]+", token)[-1]
+
+
 def is_vllm_argv(argv: Sequence[str]) -> bool:
     """True when an argv looks like a vLLM server (vllm serve / the OpenAI api_server module)."""
     try:
@@ -44,7 +51,7 @@ def is_vllm_argv(argv: Sequence[str]) -> bool:
     except TypeError:
         return False
     for i, t in enumerate(toks):
-        base = t.rsplit("/", 1)[-1]
+        base = _program(t)
         if base == "vllm" and i + 1 < len(toks) and toks[i + 1] == "serve":
             return True
         if t.startswith("vllm.entrypoints"):
@@ -55,7 +62,7 @@ def is_vllm_argv(argv: Sequence[str]) -> bool:
 def _argv_start(toks: list[str]) -> tuple[int, str | None]:
     """Index of the first option token after the program, and the positional model if any."""
     for i, t in enumerate(toks):
-        base = t.rsplit("/", 1)[-1]
+        base = _program(t)
         if base == "vllm" and i + 1 < len(toks) and toks[i + 1] == "serve":
             j = i + 2
             if j < len(toks) and not toks[j].startswith("-"):

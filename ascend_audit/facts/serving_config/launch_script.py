@@ -12,7 +12,9 @@ from ascend_audit.facts.serving_config.builder import env_of
 from ascend_audit.facts.serving_config.model import ServingConfig
 from ascend_audit.facts.serving_config.values import MAX_TEXT
 
-_LAUNCH_RE = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?vllm\s+serve\b|vllm\.entrypoints\.")
+# `vllm serve` at a command start, after a path, or after prose pasted on the same line
+# (`- 启动服务报错：vllm serve …`); not inside a word (`myvllm serve`).
+_LAUNCH_RE = re.compile(r"(?:^|[^\w.-])vllm\s+serve\b|vllm\.entrypoints\.")
 _SHELL_STOP = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>>", "&>", "|&"})
 _ASSIGN_RE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 

@@ -1,21 +1,69 @@
-"""MindIE Service's config.json as a ServingConfig (BackendConfig / ModelDeployConfig /
-ScheduleConfig)."""
+"""MindIE Service's config.json as a ServingConfig: the values `facts/mindie_config.py` (the
+format's one reader) found, with the lines that set them."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any
 
+from ascend_audit.facts.mindie_config import MindieConfig, parse_mindie_json
 from ascend_audit.facts.serving_config.builder import Builder, env_of
 from ascend_audit.facts.serving_config.model import ConfigItem, ServingConfig
-from ascend_audit.facts.serving_config.values import (
-    MAX_TEXT,
-    as_int,
-    as_str,
-    find_lineno,
-    jsonable_safe,
+from ascend_audit.facts.serving_config.values import as_int, as_str, jsonable_safe
+
+_MC = "ModelDeployConfig.ModelConfig[0]"
+# The keys a ServingConfig reports, in report order, with the section its evidence names.
+_ITEMS = (
+    ("npuDeviceIds", "BackendConfig"),
+    ("modelInstanceNumber", "BackendConfig"),
+    ("multiNodesInferEnabled", "BackendConfig"),
+    ("maxSeqLen", "ModelDeployConfig"),
+    ("maxInputTokenLen", "ModelDeployConfig"),
+    ("modelName", _MC),
+    ("modelWeightPath", _MC),
+    ("worldSize", _MC),
+    ("npuMemSize", _MC),
+    ("cpuMemSize", _MC),
+    ("backendType", _MC),
+    ("cacheBlockSize", "ScheduleConfig"),
+    ("maxPrefillTokens", "ScheduleConfig"),
+    ("maxBatchSize", "ScheduleConfig"),
+    ("maxPrefillBatchSize", "ScheduleConfig"),
+    ("maxIterTimes", "ScheduleConfig"),
 )
+_FAILED = {
+    "empty": "empty config",
+    "too_large": "file too large",
+    "not_object": "config.json is not a JSON object",
+}
+
+
+def _structure(cfg: MindieConfig) -> list[str]:
+    """What the config lacks: sections, the model list, well-formed device groups."""
+    out = []
+    if cfg.failure == "no_backend":
+        return ["missing section BackendConfig"]
+    out += [
+        f"missing section {s}"
+        for s in ("ModelDeployConfig", "ScheduleConfig")
+        if s not in cfg.sections
+    ]
+    if cfg.model_configs > 1:
+        out.append(f"{cfg.model_configs} ModelConfig entries; the first is reported")
+    elif "ModelDeployConfig" in cfg.sections and not cfg.model_configs:
+        out.append("ModelDeployConfig.ModelConfig is missing or empty")
+    ids = cfg.get("npuDeviceIds")
+    if isinstance(ids, list):
+        for g in ids:
+            if not (isinstance(g, list) and all(type(x) is int for x in g)):
+                out.append(f"npuDeviceIds entry is not a list of integers: {str(g)[:50]}")
+    elif ids is not None:
+        out.append("npuDeviceIds is not a list of lists")
+    world, groups = as_int(cfg.get("worldSize")), cfg.device_groups
+    if world is not None and groups and any(len(g) != world for g in groups):
+        out.append(
+            f"worldSize {world} differs from npuDeviceIds group sizes {[len(g) for g in groups]}"
+        )
+    return out
 
 
 def parse_mindie_config(
@@ -23,107 +71,35 @@ def parse_mindie_config(
 ) -> ServingConfig:
     """Parse MindIE Service's config.json (BackendConfig / ModelDeployConfig / ScheduleConfig)."""
     src = str(source)
+    cfg = parse_mindie_json(text, src)
+    if cfg.failure and cfg.failure != "no_backend":
+        why = _FAILED.get(cfg.failure) or (cfg.problems[0] if cfg.problems else cfg.failure)
+        return ServingConfig(source=src, engine="mindie", env=env_of(env), problems=(why,))
     b = Builder(src)
-    if not isinstance(text, str) or not text.strip():
-        return ServingConfig(
-            source=src, engine="mindie", env=env_of(env), problems=("empty config",)
-        )
-    if len(text) > MAX_TEXT:
-        return ServingConfig(
-            source=src, engine="mindie", env=env_of(env), problems=("file too large",)
-        )
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        return ServingConfig(
-            source=src, engine="mindie", env=env_of(env), problems=(f"invalid JSON: {exc}",)
-        )
-    if not isinstance(data, dict):
-        return ServingConfig(
-            source=src,
-            engine="mindie",
-            env=env_of(env),
-            problems=("config.json is not a JSON object",),
-        )
-    lines = text.splitlines()
-    problems: list[str] = []
-
-    def section(obj: Any, name: str) -> dict[str, Any]:
-        v = obj.get(name) if isinstance(obj, dict) else None
-        if not isinstance(v, dict):
-            problems.append(f"missing section {name}")
-            return {}
-        return v
-
-    backend = section(data, "BackendConfig")
-    deploy = section(backend, "ModelDeployConfig") if backend else {}
-    sched = section(backend, "ScheduleConfig") if backend else {}
-    models = deploy.get("ModelConfig") if deploy else None
-    model: dict[str, Any] = {}
-    if isinstance(models, list) and models and isinstance(models[0], dict):
-        model = models[0]
-        if len(models) > 1:
-            problems.append(f"{len(models)} ModelConfig entries; the first is reported")
-    elif deploy:
-        problems.append("ModelDeployConfig.ModelConfig is missing or empty")
-
-    def take(obj: dict[str, Any], key: str, path: str) -> Any:
-        if key not in obj:
-            return None
-        value = obj[key]
-        lineno, line = find_lineno(lines, key)
-        b.items.append(ConfigItem(f"{path}.{key}", jsonable_safe(value), src, lineno, line))
-        b.options[key] = jsonable_safe(value)
-        return value
-
-    ids_raw = take(backend, "npuDeviceIds", "BackendConfig")
-    groups: list[tuple[int, ...]] = []
-    if isinstance(ids_raw, list):
-        for g in ids_raw:
-            if isinstance(g, list) and all(
-                isinstance(x, int) and not isinstance(x, bool) for x in g
-            ):
-                groups.append(tuple(g))
-            else:
-                problems.append(f"npuDeviceIds entry is not a list of integers: {str(g)[:50]}")
-    elif ids_raw is not None:
-        problems.append("npuDeviceIds is not a list of lists")
-    instances = as_int(take(backend, "modelInstanceNumber", "BackendConfig"))
-    take(backend, "multiNodesInferEnabled", "BackendConfig")
-    max_seq = as_int(take(deploy, "maxSeqLen", "ModelDeployConfig"))
-    max_in = as_int(take(deploy, "maxInputTokenLen", "ModelDeployConfig"))
-    mc = "ModelDeployConfig.ModelConfig[0]"
-    name = take(model, "modelName", mc)
-    path = take(model, "modelWeightPath", mc)
-    world = as_int(take(model, "worldSize", mc))
-    npu_mem = as_int(take(model, "npuMemSize", mc))
-    cpu_mem = as_int(take(model, "cpuMemSize", mc))
-    backend_type = take(model, "backendType", mc)
-    block = as_int(take(sched, "cacheBlockSize", "ScheduleConfig"))
-    max_prefill_tokens = as_int(take(sched, "maxPrefillTokens", "ScheduleConfig"))
-    max_batch = as_int(take(sched, "maxBatchSize", "ScheduleConfig"))
-    max_prefill_batch = as_int(take(sched, "maxPrefillBatchSize", "ScheduleConfig"))
-    take(sched, "maxIterTimes", "ScheduleConfig")
-    if world is not None and groups and any(len(g) != world for g in groups):
-        problems.append(
-            f"worldSize {world} differs from npuDeviceIds group sizes {[len(g) for g in groups]}"
-        )
-    b.problems.extend(problems)
+    for key, section in _ITEMS:
+        v = cfg.values.get(key)
+        if v is None:
+            continue
+        value = jsonable_safe(v.value)
+        b.items.append(ConfigItem(f"{section}.{key}", value, src, v.lineno or None, v.text))
+        b.options[key] = value
+    b.problems.extend(_structure(cfg))
+    get = cfg.get
     return b.build(
         "mindie",
         env,
-        model=as_str(name),
-        model_path=as_str(path),
-        block_size=block,
-        max_model_len=max_seq,
-        npu_device_ids=tuple(groups),
-        world_size=world,
-        npu_mem_size=npu_mem,
-        cpu_mem_size=cpu_mem,
-        max_input_token_len=max_in,
-        max_prefill_tokens=max_prefill_tokens,
-        max_batch_size=max_batch,
-        max_prefill_batch_size=max_prefill_batch,
-        backend_type=as_str(backend_type),
-        model_instances=instances,
+        model=as_str(get("modelName")),
+        model_path=as_str(get("modelWeightPath")),
+        block_size=as_int(get("cacheBlockSize")),
+        max_model_len=as_int(get("maxSeqLen")),
+        npu_device_ids=cfg.device_groups,
+        world_size=as_int(get("worldSize")),
+        npu_mem_size=as_int(get("npuMemSize")),
+        cpu_mem_size=as_int(get("cpuMemSize")),
+        max_input_token_len=as_int(get("maxInputTokenLen")),
+        max_prefill_tokens=as_int(get("maxPrefillTokens")),
+        max_batch_size=as_int(get("maxBatchSize")),
+        max_prefill_batch_size=as_int(get("maxPrefillBatchSize")),
+        backend_type=as_str(get("backendType")),
+        model_instances=as_int(get("modelInstanceNumber")),
     )

@@ -128,12 +128,14 @@ class Scan:
                         "kv_usage_pct", pct, self.source, lineno, excerpt(line, m.start(), m.end())
                     )
         fallback_seen = False
+        said: set[str] = set()
         for trigger, rx, signal, category, conv in RULES:
             if trigger in line:
-                if fallback_seen and category == "graph_fallbacks":
-                    continue  # one downgrade line, one fallback hit
+                if (fallback_seen and category == "graph_fallbacks") or signal in said:
+                    continue  # one downgrade line, one fallback hit; one hit a signal a line
                 m = rx.search(line)
                 if m:
+                    said.add(signal)
                     fallback_seen = fallback_seen or category == "graph_fallbacks"
                     self.hit(signal, category, conv(m), lineno, excerpt(line, m.start(), m.end()))
                     if signal == "max_concurrency":

@@ -113,20 +113,33 @@ _rule(
     group(0),
 )
 
+# One grammar for a package and its version as people paste them: collect_env's `[pip3] torch==X`
+# and `[conda] torch  X  pypi_0  pypi`, `pip freeze` (`torch==X`), `pip list` columns
+# (`torch_npu    2.7.1rc1`), and the hand-written `torch-npu: 2.8.0` / `CANN: 8.1.rc1` lines of
+# bug reports' "Your current environment". Anchored at the line start, so prose never matches.
+_PKG = (
+    r"^(?:\[(?:pip3?|conda)\]\s+)?(?:{name})(?:==|\s*:\s*|\s*=\s*|\s{{2,}})"
+    r"v?(\d[\w.+\-]*)(?:\s+\S+){{0,3}}\s*$"
+)
+_PACKAGES = (
+    ("torch", "torch", "torch"),
+    ("torch", r"torch[-_]npu", "torch_npu"),
+    ("vllm", "vllm", "vllm"),
+    ("vllm", r"vllm[-_]ascend", "vllm_ascend"),
+    ("mindie", r"mindie[-_]?llm|mindie", "mindie"),
+    ("CANN", r"CANN(?: version)?", "cann"),
+)
+
 VERSION_RULES: list[tuple[str, re.Pattern[str], str]] = [
     (t, re.compile(p), name)
     for t, p, name in (
         ("PyTorch version", r"^PyTorch version\s*:\s*(\S+)", "torch"),
-        ("torch", r"^\[(?:pip3?|conda)\]\s+torch==(\S+)", "torch"),
-        ("torch", r"^\[(?:pip3?|conda)\]\s+torch[-_]npu==(\S+)", "torch_npu"),
-        ("vllm", r"^\[(?:pip3?|conda)\]\s+vllm==(\S+)", "vllm"),
-        ("vllm", r"^\[(?:pip3?|conda)\]\s+vllm[-_]ascend==(\S+)", "vllm_ascend"),
+        *((t, _PKG.format(name=n), name) for t, n, name in _PACKAGES),
         ("vLLM Version", r"^vLLM Version\s*:\s*(\S+)", "vllm"),
         ("vLLM Ascend Version", r"^vLLM Ascend Version\s*:\s*(\S+)", "vllm_ascend"),
         ("API server version", r"vLLM API server version (\S+)", "vllm"),
         ("torch_npu_version", r"'torch_npu_version': '([^']+)'", "torch_npu"),
         ("npu-smi", r"npu-smi (\d\S*)\s+Version:", "driver"),
         ("/usr/local/Ascend/cann-", r"/usr/local/Ascend/cann-(\d[\w.\-]*?)/", "cann"),
-        ("mindietorch", r"^\[(?:pip3?|conda)\]\s+mindie[-_]?llm==(\S+)", "mindie"),
     )
 ]
