@@ -35,6 +35,17 @@ def _kernel_tables() -> list[Path]:
     return out
 
 
+@pytest.fixture(params=["atomic", "portable"])
+def field_patterns(request, monkeypatch):
+    """Both field-pattern sets: atomic/possessive (3.11+) and the portable one (3.9, 3.10)."""
+    if request.param == "atomic" and sys.version_info < (3, 11):
+        pytest.skip("atomic groups and possessive quantifiers need Python 3.11")
+    chosen = table_scan.FIELD_ATOMIC if request.param == "atomic" else table_scan.FIELD_PORTABLE
+    monkeypatch.setattr(table_scan, "_FIELD", chosen[0])
+    monkeypatch.setattr(table_scan, "_RUN", chosen[1])
+    return request.param
+
+
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[KernelSummary, KernelSummary, bool]:
     """(summary as the product reads it, summary by the csv module alone, fast path taken)."""
     taken: list[bool] = []
@@ -81,7 +92,7 @@ def test_real_fixtures_are_present_or_the_reason_is_stated():
 
 
 @pytest.mark.parametrize("layout", ["2023", "2025"])
-def test_generated_tables_of_both_layouts(layout, tmp_path, monkeypatch):
+def test_generated_tables_of_both_layouts(layout, tmp_path, monkeypatch, field_patterns):
     path = generate(5000, layout, tmp_path)
     fast, slow, taken = _both(path, monkeypatch)
     assert taken and fast == slow and fast.rows == 5000
@@ -228,7 +239,9 @@ ROW = 'aclnnAdd_Add,Add,AI_CORE,2.5,"""4,4096""","""4,4096""",8\n'
         "\n\r\n",  # blank lines
     ],
 )
-def test_one_odd_row_among_clean_ones_reads_as_the_csv_module_reads_it(odd, tmp_path, monkeypatch):
+def test_one_odd_row_among_clean_ones_reads_as_the_csv_module_reads_it(
+    odd, tmp_path, monkeypatch, field_patterns
+):
     path = tmp_path / "kernel_details.csv"
     data = (HEAD + ROW * 100 + odd + ROW * 100).encode()
     path.write_bytes(data.replace("\xff".encode(), b"\xff"))
@@ -350,7 +363,9 @@ def test_quote_free_tables_take_the_plain_pattern_and_read_the_same(
         assert fast.ai_cpu_by_name and any(o.input_shapes for o in fast.ai_cpu_by_name)
 
 
-def test_quoted_tables_take_the_two_group_strict_pattern_and_read_the_same(tmp_path, monkeypatch):
+def test_quoted_tables_take_the_two_group_strict_pattern_and_read_the_same(
+    tmp_path, monkeypatch, field_patterns
+):
     """Quotes in the key span (a name with commas and doubled quotes) and in AI CPU rows' inputs:
     the strict walk captures (key span, duration) only, the span is split by the field pattern
     once per distinct key, and the AI CPU inputs come from the full pattern on their lines."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -30,9 +31,11 @@ BUFFER_BYTES = LINE_CAP + 1  # a chunk; a line that does not fit is one the csv 
 HEADER_CAP = 1 << 16  # read_header looks at this much
 _KEEP = b',"\r\n'
 _DELETE = bytes(b for b in range(256) if b not in _KEEP)  # translate() leaves a line's shape
-_QUOTED = rb'"[^"\r\n]*(?:""[^"\r\n]*)*"'
-_PLAIN = rb'[^,"\r\n]*'
-_FIELD = rb"(?:" + _QUOTED + rb"|" + _PLAIN + rb")"
+# Atomic groups and possessive runs (Python 3.11+): no field can be re-split once read (no other
+# split could match anyway), so the engine keeps no backtrack points and walks ~2x faster.
+FIELD_ATOMIC = rb'(?>[^,"\r\n]*+(?!")|"[^"\r\n]*+(?:""[^"\r\n]*+)*+")', b"*+"
+FIELD_PORTABLE = rb'(?:"[^"\r\n]*(?:""[^"\r\n]*)*"|[^,"\r\n]*)', b"*"
+_FIELD, _RUN = FIELD_ATOMIC if sys.version_info >= (3, 11) else FIELD_PORTABLE
 _BLANK_LINES = re.compile(rb"(?m)^\r?\n")
 
 
@@ -118,7 +121,7 @@ class _Pattern:
         if walk <= self.walk:
             return
         self.walk = walk
-        end = rb",[^\n]*\n" if walk < self.width else rb"\r?\n"
+        end = rb",[^\n]" + _RUN + rb"\n" if walk < self.width else rb"\r?\n"
         fields = [b"(" + _FIELD + b")" if i in self.wanted else _FIELD for i in range(walk)]
         self.regex = re.compile(rb"(?m)^" + b",".join(fields) + end)
         if self.quick.regex is not None:  # two groups, as the quick pattern: ~2.5x faster
@@ -146,7 +149,9 @@ class _Quick:
         self.span = re.compile(b",".join([b"(" + _FIELD + b")"] * (hi - lo + 1)))
         if lo <= dur <= hi:
             return
-        plain = [rb"[^,]*" if i < width - 1 else rb"[^,\r\n]*" for i in range(self.upto + 1)]
+        plain = [
+            rb"[^,]" + _RUN if i < width - 1 else rb"[^,\r\n]" + _RUN for i in range(self.upto + 1)
+        ]
         self.regex = re.compile(b"\n" + b",".join(self.group_fields(self.upto + 1, plain)))
 
     def group_fields(self, count: int, field: bytes | list[bytes]) -> list[bytes]:
