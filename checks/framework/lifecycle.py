@@ -30,6 +30,7 @@ _MARKERS = {
     "torch_npu_error": "torch_npu reported a fatal error",
     "models_404": "the server answers 404 on /v1/models over and over (no model loaded)",
     "final_exception": "the process raised an exception",
+    "cpp_abort": "an uncaught C++ exception aborted the process (terminate called)",
 }
 _HCCL_FIX = (
     "HCCL could not initialise. Likely causes: a leftover process still holds the NPUs or their "
@@ -139,7 +140,17 @@ def _judge(f: Any) -> Outcome:
             f"(stage reached: {f.stage or 'none'})"
         )
     if f.collect_env and not f.stage:
-        return skip(f"{f.source}: a collect_env.py output (versions only; see FWK-STACK-001)")
+        tool = f.last("tool_traceback")
+        failed = (
+            f"; its traceback ({tool.value}, {tool.source}:{tool.lineno}) is collect_env.py "
+            "failing, not the engine"
+            if tool is not None
+            else ""
+        )
+        return skip(
+            f"{f.source}: a collect_env.py output, which says nothing of the engine's lifecycle"
+            f"{failed} (versions only; see FWK-STACK-001)"
+        )
     reached = f.last(f"stage_{f.stage}") if f.stage else None
     if reached is None:
         return warn(

@@ -51,6 +51,20 @@ EMBEDDED_EXC_RE = re.compile(
 # The bracketed head of a daemon line: "[2025-…] [38] [452] [server] [ERROR] [http.cpp:163] : "
 DAEMON_HEAD_RE = re.compile(r"^(?:\[[^\]]{0,80}\]\s*)+(?::\s*)?")
 PYBIND_FRAME_RE = re.compile(r"^\s+(\S{1,400}\.py)\((\d+)\): (\S{1,200})$")
+# An uncaught C++ exception: libstdc++ names the thrown type, prints "  what():  <message>" and
+# aborts. Ranks aborting at once interleave these lines, so a garbled type is left unnamed.
+TERMINATE_RE = re.compile(
+    r"terminate called (?:after throwing an instance of '(?:([A-Za-z_][\w:<>]{0,200})')?"
+    r"|without an active exception|recursively)"
+)
+WHAT_RE = re.compile(r"^\s*what\(\):\s+(\S.{0,399})")
+# Scripts that only report the environment: a traceback they raise is the script failing, not
+# the engine (vllm-ascend#3793: collect_env.py could not import vllm_ascend._version).
+TOOL_SCRIPTS = ("collect_env.py",)
+TOOL_RUN_RE = re.compile(r"\bpython[\d.]*\s+(?:-m\s+)?\S*collect_env\b")
+# Frames of the interpreter's own launcher ("python -m torch.utils.collect_env"): they name no
+# owner, the next frame does.
+LAUNCHER_FRAMES = ("runpy.py", "<frozen runpy>")
 # Fatal kinds that only wrap the failure (a process exited, a server did not start): the first
 # cause is the line before them that says why.
 WRAPPERS = frozenset(
@@ -134,6 +148,7 @@ FATAL: list[tuple[str, re.Pattern[str], str]] = [
             "dev_shm_too_small",
         ),
         ("Segmentation fault", r"Segmentation fault", "crashed"),
+        ("Fatal Python error", r"Fatal Python error: \w[^\n]{0,80}", "crashed"),
         ("core dumped", r"core dumped", "crashed"),
     )
 ]

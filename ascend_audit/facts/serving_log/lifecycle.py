@@ -15,6 +15,7 @@ from ascend_audit.facts.serving_log.deaths import (
     EXC_RE,
     FATAL,
     FRAME_RE,
+    LAUNCHER_FRAMES,
     MINDIE_ACCESS_RE,
     OP_NAME_RE,
     PREFIX_RE,
@@ -24,6 +25,10 @@ from ascend_audit.facts.serving_log.deaths import (
     SHUTDOWN,
     SRC_RE,
     TERMINAL,
+    TERMINATE_RE,
+    TOOL_RUN_RE,
+    TOOL_SCRIPTS,
+    WHAT_RE,
     WRAPPERS,
 )
 from ascend_audit.facts.serving_log.engines import ENGINES, engine_kind
@@ -74,6 +79,7 @@ STAGE_RULES: list[tuple[str, re.Pattern[str], str]] = [
 
 # Functions that capture graphs (vLLM / vllm-ascend model runners, torch_npu's NPUGraph): a
 # traceback through one is a death during graph capture, with or without a progress bar.
+_REPEATED_RE = re.compile(r"(.+?)\1+")
 CAPTURE_FRAME_RE = re.compile(r"_?capture(?:_model|_begin|_end|_aclgraphs?|_cudagraphs?)$")
 
 
@@ -111,9 +117,17 @@ class Life:
         self.terminal = False  # the engine is dead for good: only a restart revives it
         self.tb_open: tuple[int, str] | None = None  # a traceback whose exception is not seen yet
         self.op_failure: LogHit | None = None  # an operator-level failure in a death's block
+        self.abort_at = 0  # line of the last uncaught C++ exception: its what() follows
+        self.abort_name = ""
+        # Whether the open traceback is a reporting script's (collect_env.py), from its outermost
+        # frame; None: no frame yet. tool_run: such a script was started and no engine line since.
+        self.tb_tool: bool | None = None
+        self.tool_run = False
+        self.tool_exc_at = 0  # line of a reporting script's exception
 
     def stage(self, name: str, lineno: int, text: str) -> None:
         idx = STAGES.index(name)
+        self.tool_run = False
         if name not in self.stage_seen:
             self.stage_seen.add(name)
             self.scan.hit(f"stage_{name}", "lifecycle", name, lineno, text)
@@ -169,6 +183,8 @@ class Life:
                 break
             pos = m.end()
         body = line[pos:] if pos else line
+        if self.tool_exc_at and lineno - self.tool_exc_at <= 2 and PTA_TAIL_RE.search(body):
+            return  # torch_npu's exit hook reporting the script's exception (ERR99999)
         if self.votes < 64:
             for names in ENGINES:
                 if any(n in body for n in names[1]):
@@ -182,6 +198,9 @@ class Life:
             fm = FRAME_RE.match(body)
             if fm:
                 self.frame = (fm.group(1), fm.group(2))
+                base = fm.group(1).rsplit("/", 1)[-1]
+                if self.tb_tool is None and base not in LAUNCHER_FRAMES:
+                    self.tb_tool = base in TOOL_SCRIPTS
                 if CAPTURE_FRAME_RE.match(fm.group(3)):  # a traceback through graph capture
                     self.scan.hit("capture_frame", "graph", fm.group(3), lineno, clip(body))
                 self.block_until = max(self.block_until, lineno + 64)
@@ -190,6 +209,7 @@ class Life:
             if not body.startswith((" ", "\t")):
                 self.in_tb = True
                 self.frame = None
+                self.tb_tool = None
                 self.tb_open = (lineno, excerpt(line, 0, len(line)))
             self.block_until = max(self.block_until, lineno + 400)
             return
@@ -201,6 +221,14 @@ class Life:
             if pm:  # pytest: "path/worker.py:227: AssertionError"
                 self.exc_where = f"{pm.group(1)}:{pm.group(2)}"
                 return
+        if "terminate called" in body:
+            tm = TERMINATE_RE.search(body)
+            if tm:
+                self._abort(tm, lineno, line)
+        elif self.abort_at and "what():" in body and lineno - self.abort_at <= 8:
+            wm = WHAT_RE.match(body)
+            if wm:
+                self._what(clip(wm.group(1).strip()))
         if body[:1].isalpha():
             em = EXC_RE.match(body.rstrip())
             if em is None and self.in_tb:
@@ -246,8 +274,11 @@ class Life:
                 vm = rx.search(body)
                 if vm:
                     self.scan.hit(f"version_{name}", "versions", vm.group(1), lineno, clip(body))
+        if "collect_env" in body and TOOL_RUN_RE.search(body):
+            self.tool_run = True
         if body.startswith("CANN:") or body.startswith("Collecting environment information"):
             self.collect_env = True
+            self.tool_run = self.tool_run or body.startswith("Collecting")
             self.cann_block = body.startswith("CANN:")
         elif self.cann_block and body.startswith("version="):
             self.scan.hit("version_cann", "versions", body[8:].strip(), lineno, clip(body))
@@ -316,21 +347,71 @@ class Life:
             sm = SRC_RE.search(msg)
             if sm:
                 where = f"{sm.group(1)}:{sm.group(2)}"
+        tool = self._tool_tb()
         self.in_tb = False
         self.frame = None
         self.tb_open = None
+        self.tb_tool = None
         text = clip(f"{name}: {msg}" if msg else name)
+        if tool:  # the reporting script failed: it says nothing of the engine's lifecycle
+            at = f" at {where}" if where else ""
+            self.scan.hit("tool_traceback", "lifecycle", text + at, lineno, clip(body))
+            self.tool_exc_at = lineno
+            return
         if name in ("KeyboardInterrupt", "SystemExit") or self.shutdown:
             return
+        self._raise(text, name, where, lineno, line)
+        self.terminal = self.terminal or name.endswith("EngineDeadError")
+
+    def _raise(self, text: str, name: str, where: str | None, lineno: int, line: str) -> None:
+        """The process ended on this exception: the final one, and a first-cause candidate."""
         hit = LogHit("final_exception", text, self.scan.source, lineno, excerpt(line, 0, len(line)))
         self.scan.hit("final_exception", "deaths", text, lineno, hit.text)
         self.candidate(lineno, hit.text, text, where)
         self.exc, self.exc_where, self.exc_name = hit, where, name
-        self.terminal = self.terminal or name.endswith("EngineDeadError")
         self.death = hit
         self.died_at = lineno
         self.progress_after = False
         self.block_until = max(self.block_until, lineno + 64)
+
+    def _tool_tb(self) -> bool:
+        return self.tb_tool if self.tb_tool is not None else self.tool_run
+
+    def _abort(self, tm: re.Match[str], lineno: int, line: str) -> None:
+        """An uncaught C++ exception ("terminate called after throwing …"): the process aborted."""
+        if self.shutdown:
+            return
+        name = tm.group(1)
+        if name is None and self.abort_at and lineno - self.abort_at <= 8:
+            return  # another rank's copy, interleaved past reading: the first one stands
+        if name:
+            rep = _REPEATED_RE.fullmatch(name)  # "c10::ErrorX c10::ErrorX" glued by two ranks
+            name = rep.group(1) if rep else name
+        self.abort_at, self.abort_name = lineno, name or ""
+        if name:
+            text = f"{name} (uncaught C++ exception)"
+        elif tm.group(0).endswith(("exception", "recursively")):
+            text = tm.group(0)
+        else:
+            text = "an uncaught C++ exception (terminate called)"
+        self.scan.hit("cpp_abort", "deaths", name or "C++ exception", lineno, clip(line))
+        self._raise(text, name or "", None, lineno, line)
+
+    def _what(self, msg: str) -> None:
+        """The aborting exception's message: it completes the final exception."""
+        old = self.exc
+        if old is None or old.lineno != self.abort_at or not self.abort_name:
+            return
+        self.abort_at = 0
+        new = LogHit(
+            old.signal, clip(f"{self.abort_name}: {msg}"), old.source, old.lineno, old.text
+        )
+        self.scan.amend("deaths", old, new)
+        self.exc = new
+        if self.death == old:
+            self.death = new
+        if self.cause is not None and self.cause.lineno == old.lineno:
+            self.cause = LogHit("first_cause", new.value, old.source, old.lineno, old.text)
 
     def _codes(self, lineno: int, line: str, body: str) -> None:
         if not CODE_HINT_RE.search(line):
@@ -355,7 +436,7 @@ class Life:
 
     def finish(self) -> None:
         """The log ends inside a traceback (its exception line cut off): that is how it died."""
-        if self.tb_open is not None and not self.dead():
+        if self.tb_open is not None and not self.dead() and not self._tool_tb():
             lineno, text = self.tb_open
             self.tb_open = None
             self.fatal("unfinished_traceback", lineno, text, "a traceback the log ends inside")

@@ -62,6 +62,15 @@ class Scan:
                     break
         self.values[signal] = value
 
+    def amend(self, category: str, old: LogHit, new: LogHit) -> None:
+        """Replace a kept hit whose value a later line completed."""
+        bucket = self.cats[category]
+        for i in range(len(bucket) - 1, -1, -1):
+            if bucket[i] == old:
+                bucket[i] = new
+                self.values[new.signal] = new.value
+                return
+
     def config_line(self, line: str, lineno: int, from_engine: bool) -> None:
         for m in KV_RE.finditer(line):
             key, value = m.group(1), literal(m.group(2))
