@@ -280,7 +280,7 @@ def run_audit(
                 prog.result(res)
         else:
             ctx.prefetch(layer)
-            unproven: list[Result] = []  # core checks that skipped: settled once the layer is
+            unproven: list[Result] = []  # core checks that skipped: settled once the layer is run
             for spec in specs:
                 res = require(run_check(spec, ctx), must_run)
                 res.on_broken_layer = bool(blockers)
