@@ -73,3 +73,15 @@ def run_node(sysroot: Path, bindir: Path, policy_text: str = "", only=(), layers
     ctx = Context(host, parse_policy(policy_text), inputs or Inputs())
     sel = Selection(only=frozenset(only), layers=tuple(layers or LAYERS), gate=False)
     return run_audit(load_registry(entry_points=False), ctx, sel, inventory=build_inventory)
+
+
+def run_inputs(tmp_path: Path, layers=("operator", "framework"), **inputs):
+    """Audit an empty fake node (no NPU, no stand-in commands) on user inputs alone, ungated:
+    `serving_logs=[path, …]`, `serving_configs=[…]`, … as the Inputs fields are named."""
+    from ascend_audit.context import Inputs
+
+    root, bindir = tmp_path / "root", tmp_path / "bin"
+    root.mkdir(exist_ok=True)
+    bindir.mkdir(exist_ok=True)
+    ins = Inputs(**{k: tuple(map(str, v)) for k, v in inputs.items()})
+    return run_node(root, bindir, "", layers=list(layers), inputs=ins)

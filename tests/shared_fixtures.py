@@ -33,3 +33,9 @@ def fixture(path: str) -> Path:
 
 def read_fixture(path: str) -> str:
     return fixture(path).read_text(encoding="utf-8", errors="replace")
+
+
+def data_file(directory: Path, prefix: str) -> Path:
+    """The one project data file in DIRECTORY whose name starts with PREFIX_ (an issue id)."""
+    (path,) = sorted(directory.glob(prefix + "_*"))
+    return path

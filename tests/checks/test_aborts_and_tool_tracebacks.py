@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from shared_fixtures import DATA
-from standins import run_node
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.facts.serving_log import scan_serving_log, scan_serving_log_file
 from ascend_audit.model import Status, Verdict
 
@@ -36,11 +35,7 @@ TOOL_TRACEBACKS = {
 
 
 def audit(tmp_path: Path, *logs: Path, layers=("operator", "framework")):
-    root, bindir = tmp_path / "root", tmp_path / "bin"
-    root.mkdir(exist_ok=True)
-    bindir.mkdir(exist_ok=True)
-    ins = Inputs(serving_logs=tuple(str(p) for p in logs))
-    return run_node(root, bindir, "", layers=list(layers), inputs=ins)
+    return run_inputs(tmp_path, layers, serving_logs=logs)
 
 
 def scan(*lines: str):

@@ -5,10 +5,9 @@ catalog does not list is still reported by its family (tests/data/serving_logs/R
 from __future__ import annotations
 
 import pytest
-from shared_fixtures import DATA
-from standins import run_node
+from shared_fixtures import DATA, data_file
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.facts.error_codes import describe, find_codes
 from ascend_audit.model import Status, Verdict
 
@@ -16,17 +15,11 @@ LOGS = DATA / "serving_logs"
 
 
 def audit(tmp_path, serving_logs):
-    (tmp_path / "root").mkdir(exist_ok=True)
-    (tmp_path / "bin").mkdir(exist_ok=True)
-    ins = Inputs(serving_logs=tuple(map(str, serving_logs)))
-    return run_node(
-        tmp_path / "root", tmp_path / "bin", "", layers=["operator", "framework"], inputs=ins
-    )
+    return run_inputs(tmp_path, serving_logs=serving_logs)
 
 
 def _log(prefix: str):
-    (path,) = sorted(LOGS.glob(prefix + "_*"))
-    return path
+    return data_file(LOGS, prefix)
 
 
 @pytest.mark.parametrize(

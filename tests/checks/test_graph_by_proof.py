@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from shared_fixtures import DATA
-from standins import run_node
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.facts.serving_log import scan_serving_log
 from ascend_audit.facts.serving_log.graph import fallback_reason, requested_of
 from ascend_audit.model import Status, Verdict
@@ -125,10 +124,7 @@ def test_requested_mode_and_reason_are_read_from_the_downgrade_line() -> None:
 
 
 def audit(tmp_path: Path, log: Path, layers=("framework",)):
-    root, bindir = tmp_path / "root", tmp_path / "bin"
-    root.mkdir(exist_ok=True)
-    bindir.mkdir(exist_ok=True)
-    return run_node(root, bindir, "", layers=list(layers), inputs=Inputs(serving_logs=(str(log),)))
+    return run_inputs(tmp_path, layers, serving_logs=[log])
 
 
 def graph(tmp_path: Path, text: str):

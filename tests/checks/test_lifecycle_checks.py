@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 from shared_fixtures import DATA, fixture
-from standins import run_node
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.model import Status, Verdict
 
 SL = "field/serving_logs/"
@@ -52,12 +51,7 @@ HEALTHY = (
 )
 
 
-def audit(tmp_path: Path, layers=("operator", "framework"), **inputs):
-    root, bindir = tmp_path / "root", tmp_path / "bin"
-    root.mkdir(exist_ok=True)
-    bindir.mkdir(exist_ok=True)
-    ins = Inputs(**{k: tuple(map(str, v)) for k, v in inputs.items()})
-    return run_node(root, bindir, "", layers=list(layers), inputs=ins)
+audit = run_inputs  # (tmp_path, layers=("operator", "framework"), **inputs)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -6,10 +6,9 @@ operator not registered, are operator NOT_READY naming it; framework deaths stay
 from __future__ import annotations
 
 import pytest
-from shared_fixtures import DATA
-from standins import run_node
+from shared_fixtures import DATA, data_file
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.facts.serving_log import scan_serving_log
 from ascend_audit.facts.serving_log.operator_failures import operator_failure
 from ascend_audit.model import Status, Verdict
@@ -18,17 +17,11 @@ LOGS = DATA / "serving_logs"
 
 
 def audit(tmp_path, log):
-    (tmp_path / "root").mkdir(exist_ok=True)
-    (tmp_path / "bin").mkdir(exist_ok=True)
-    ins = Inputs(serving_logs=(str(log),))
-    return run_node(
-        tmp_path / "root", tmp_path / "bin", "", layers=["operator", "framework"], inputs=ins
-    )
+    return run_inputs(tmp_path, serving_logs=[log])
 
 
 def _log(prefix: str):
-    (path,) = sorted(LOGS.glob(prefix + "_*"))
-    return path
+    return data_file(LOGS, prefix)
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,9 @@ lists; harmless warnings told from faults (tests/data/collect_env/README.md)."""
 from __future__ import annotations
 
 import pytest
-from shared_fixtures import DATA
-from standins import run_node
+from shared_fixtures import DATA, data_file
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.facts.serving_log import scan_serving_log, scan_serving_log_file
 from ascend_audit.model import Status
 
@@ -15,16 +14,11 @@ PASTES = DATA / "collect_env"
 
 
 def _paste(prefix: str):
-    (path,) = sorted(PASTES.glob(prefix + "_*"))
-    return path
+    return data_file(PASTES, prefix)
 
 
 def _stack(tmp_path, path):
-    (tmp_path / "root").mkdir(exist_ok=True)
-    (tmp_path / "bin").mkdir(exist_ok=True)
-    ins = Inputs(serving_logs=(str(path),))
-    report = run_node(tmp_path / "root", tmp_path / "bin", "", layers=["framework"], inputs=ins)
-    return report.result("FWK-STACK-001")
+    return run_inputs(tmp_path, ["framework"], serving_logs=[path]).result("FWK-STACK-001")
 
 
 @pytest.mark.parametrize(

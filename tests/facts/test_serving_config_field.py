@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from shared_fixtures import DATA, read_fixture
-from standins import run_node
+from shared_fixtures import DATA, data_file, read_fixture
+from standins import run_inputs
 
-from ascend_audit.context import Inputs
 from ascend_audit.facts.mindie_config import parse_mindie_json
 from ascend_audit.facts.serving_config.launch_script import is_launch_script, parse_launch_script
 from ascend_audit.facts.serving_config.mindie import parse_mindie_config
@@ -19,15 +18,11 @@ CONFIGS = DATA / "serving_configs"
 
 
 def _cfg(prefix: str):
-    (path,) = sorted(CONFIGS.glob(prefix + "_*"))
-    return path
+    return data_file(CONFIGS, prefix)
 
 
 def _audit(tmp_path, path):
-    (tmp_path / "root").mkdir(exist_ok=True)
-    (tmp_path / "bin").mkdir(exist_ok=True)
-    ins = Inputs(serving_configs=(str(path),))
-    return run_node(tmp_path / "root", tmp_path / "bin", "", layers=["framework"], inputs=ins)
+    return run_inputs(tmp_path, ["framework"], serving_configs=[path])
 
 
 def test_two_node_torchair_script_with_masked_addresses() -> None:
