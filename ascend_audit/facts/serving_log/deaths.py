@@ -16,9 +16,11 @@ PREFIX_RE = re.compile(
     r"\[?[\w.\-]+:\d+\] ?)"
 )
 FRAME_RE = re.compile(r'^\s+File "([^"]{1,400})", line (\d+), in (\S{1,200})')
+# An exception class as Python prints it, after its modules if any ("torch._dynamo.exc.").
+_MODULES = r"(?:[a-z_]\w*\.){0,6}"
+_EXC_CLASS = r"[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)"
 EXC_RE = re.compile(
-    r"^((?:[a-z_][\w]*\.){0,6}(?:[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout)"
-    r"|Exception))"
+    r"^(" + _MODULES + r"(?:" + _EXC_CLASS + r"|Exception))"
     r"(?::\s?(.*))?$"  # the message may be long (a dynamo error quotes the whole FX node)
 )
 # Inside a traceback a module-qualified class is an exception whatever its name
@@ -45,8 +47,7 @@ DAEMON_ERROR_RE = re.compile(r"\[(?:ERROR|error|CRITICAL|critical|FATAL|fatal)\]
 # unsupported model type: minicpmv"), and pybind11's frames after it ("At:", innermost first).
 EMBEDDED_EXC_RE = re.compile(
     r"\b(?:[Ee]xception|[Ee]rror)(?: is)?: "
-    r"((?:[a-z_]\w*\.){0,6}[A-Z]\w{0,80}(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout))"
-    r": ?(.{0,400})"
+    r"(" + _MODULES + _EXC_CLASS + r"): ?(.{0,400})"
 )
 # The bracketed head of a daemon line: "[2025-…] [38] [452] [server] [ERROR] [http.cpp:163] : "
 DAEMON_HEAD_RE = re.compile(r"^(?:\[[^\]]{0,80}\]\s*)+(?::\s*)?")
