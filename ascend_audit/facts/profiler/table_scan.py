@@ -6,12 +6,12 @@ same way: each line has exactly the header's number of fields, every quoted fiel
 part the regex walks (which validates it strictly), no NUL, no bare CR, no line over LINE_CAP
 and no field over the csv module's field size limit. A chunk without any quote is read by a
 simpler pattern (the key and duration fields as runs of non-commas); one with quotes by the
-strict walk capturing two groups only (the span of the key fields, the duration: each captured
-group costs the regex engine more than a walked field). Either way the AI CPU rows' inputs come
-from the full pattern on their own lines. Anything else (embedded
-newlines, stray quotes, ragged rows …) makes it decline, and the caller reads the whole file
-with the csv module instead. A last line without its newline (a truncated file) goes through
-the csv module on its own, exactly as the csv reader would see it.
+strict walk capturing two groups only (the span of the key fields, the duration), so that a
+row makes two objects, not one per wanted column. Either way the AI CPU rows' inputs come from
+the full pattern on their own lines. Anything else (embedded newlines, stray quotes, ragged
+rows …) makes it decline, and the caller reads the whole file with the csv module instead. A
+last line without its newline (a truncated file) goes through the csv module on its own,
+exactly as the csv reader would see it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ HEADER_CAP = 1 << 16  # read_header looks at this much
 _KEEP = b',"\r\n'
 _DELETE = bytes(b for b in range(256) if b not in _KEEP)  # translate() leaves a line's shape
 # Atomic groups and possessive runs (Python 3.11+): no field can be re-split once read (no other
-# split could match anyway), so the engine keeps no backtrack points and walks ~2x faster.
+# split could match anyway), so the engine keeps no backtrack points (about 10% off the walk).
 FIELD_ATOMIC = rb'(?>[^,"\r\n]*+(?!")|"[^"\r\n]*+(?:""[^"\r\n]*+)*+")', b"*+"
 FIELD_PORTABLE = rb'(?:"[^"\r\n]*(?:""[^"\r\n]*)*"|[^,"\r\n]*)', b"*"
 _FIELD, _RUN = FIELD_ATOMIC if sys.version_info >= (3, 11) else FIELD_PORTABLE
@@ -124,8 +124,8 @@ class _Pattern:
         end = rb",[^\n]" + _RUN + rb"\n" if walk < self.width else rb"\r?\n"
         fields = [b"(" + _FIELD + b")" if i in self.wanted else _FIELD for i in range(walk)]
         self.regex = re.compile(rb"(?m)^" + b",".join(fields) + end)
-        if self.quick.regex is not None:  # two groups, as the quick pattern: ~2.5x faster
-            keyed = self.quick.group_fields(walk, _FIELD)
+        if self.quick.regex is not None:  # two groups, as the quick pattern, not one per column
+            keyed = self.quick.group_fields([_FIELD] * walk)
             self.keyed = re.compile(rb"(?m)^" + b",".join(keyed) + end)
 
 
@@ -140,11 +140,10 @@ class _Quick:
         keys = [(k, idx[k]) for k in ("core", "type", "name") if k in idx]
         lo, hi = min(i for _k, i in keys), max(i for _k, i in keys)
         dur = idx["dur"]
-        self.named = [(k, i - lo) for k, i in keys]  # position in the span split at commas
+        self.named = [(k, i - lo) for k, i in keys]  # position among the span's fields
         self.upto = max(hi, dur)
         self.key_first = lo < dur
-        self.core = idx["core"]
-        self.lo, self.hi, self.dur, self.width = lo, hi, dur, width
+        self.lo, self.hi, self.dur = lo, hi, dur
         self.regex: re.Pattern[bytes] | None = None
         self.span = re.compile(b",".join([b"(" + _FIELD + b")"] * (hi - lo + 1)))
         if lo <= dur <= hi:
@@ -152,13 +151,12 @@ class _Quick:
         plain = [
             rb"[^,]" + _RUN if i < width - 1 else rb"[^,\r\n]" + _RUN for i in range(self.upto + 1)
         ]
-        self.regex = re.compile(b"\n" + b",".join(self.group_fields(self.upto + 1, plain)))
+        self.regex = re.compile(b"\n" + b",".join(self.group_fields(plain)))
 
-    def group_fields(self, count: int, field: bytes | list[bytes]) -> list[bytes]:
-        """`count` field patterns with two groups: the span of the key fields, the duration."""
+    def group_fields(self, fields: list[bytes]) -> list[bytes]:
+        """The field patterns with two groups: the span of the key fields, the duration."""
         parts = []
-        for i in range(count):
-            f = field[i] if isinstance(field, list) else field
+        for i, f in enumerate(fields):
             if i == self.dur:
                 f = b"(" + f + b")"
             if i == self.lo:
