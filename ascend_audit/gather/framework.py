@@ -94,7 +94,8 @@ def probe(ctx: Context) -> ProbeRun:
         return ProbeRun(None, origin, refused=refused, scan_gaps=_scan_gaps(ctx))
     timeout = float(ctx.policy.get("framework.probe_timeout") or 60.0)
     env = {**PROBE_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
-    res = ctx.host.run_as(probe_argv(python, ctx.inputs.deep), timeout, identity, env)
+    deep = ctx.inputs.deep  # the deep probe opens the NPU devices
+    res = ctx.host.run_as(probe_argv(python, deep), timeout, identity, env, needs_devices=deep)
     facts = parse_probe_output(res.stdout, res.stderr, res.rc, res.status == "timeout")
     return ProbeRun(python, origin, res, facts, timeout, identity=identity)
 

@@ -28,6 +28,7 @@ class CommandResult:
     duration_ms: float = 0.0
     truncated: bool = False
     error: str = ""
+    notes: tuple[str, ...] = ()  # how it was run, when that differs from what was asked
 
     @property
     def ok(self) -> bool:
@@ -60,13 +61,15 @@ class CommandResult:
             text = text[:4000] + f"\n… ({len(text) - 4000} more characters)"
         if self.truncated:
             text += "\n[output capped by ascend-audit]"
-        base = {
+        base: dict[str, Any] = {
             "status": self.status,
             "rc": self.rc,
             "duration_ms": round(self.duration_ms, 1),
         }
         if self.error:
             base["error"] = self.error
+        if self.notes:
+            base["notes"] = list(self.notes)
         base.update(values)
         return Evidence("command", self.command, text, base)
 
@@ -78,6 +81,7 @@ class CommandResult:
             "duration_ms": round(self.duration_ms, 3),
             "truncated": self.truncated,
             "error": self.error,
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 
@@ -301,10 +305,12 @@ class Host:
         timeout: float,
         identity: ProcessIdentity | None,
         extra_env: dict[str, str] | None = None,
+        needs_devices: bool = False,
     ) -> CommandResult:
         """Run a command as a process's user (uid, gid, groups; None: the auditor's) in a minimal
-        copy of that process's environment plus `extra_env`; replaying hosts answer from their
-        recording."""
+        copy of that process's environment, every path in it verified (host/process_paths.py),
+        plus `extra_env`; a root process's command runs unprivileged when it needs no NPU
+        device and works so; replaying hosts answer from their recording."""
         return self.run(argv, timeout)
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:

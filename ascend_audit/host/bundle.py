@@ -218,6 +218,11 @@ def _check_commands(m: dict[str, Any]) -> None:
         for k in ("stdout", "stderr", "status", "error"):
             if not _is_str_or_none(c.get(k)):
                 raise _Damaged(f"commands[{i}].{k}", "is not a string")
+        notes = c.get("notes")
+        if notes is not None and not (
+            isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+        ):
+            raise _Damaged(f"commands[{i}].notes", "is not a list of strings")
         if c.get("rc") is not None and type(c.get("rc")) is not int:
             raise _Damaged(f"commands[{i}].rc", "is not an integer")
         if c.get("duration_ms") is not None and type(c["duration_ms"]) not in (int, float):

@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ascend_audit.host.base import (
@@ -24,6 +25,7 @@ from ascend_audit.host.base import (
     StatInfo,
     parse_proc_status,
 )
+from ascend_audit.host.process_paths import gate_environ, same_root
 from ascend_audit.host.procscan import ProcessGap, call_bounded, scan
 from ascend_audit.host.trust import (
     auditing_uids,
@@ -83,6 +85,7 @@ PROBE_ENV_KEYS = (
 )
 PROBE_ENV_PREFIXES = ("ASCEND_", "CANN_", "ATB_", "ASDOPS_")
 ENVIRON_CAP = 1024 * 1024
+NOBODY = 65534  # whom a root service's probe runs as when nothing it needs is root's alone
 PROBE_OUTPUT_CAP = 2 * 1024 * 1024
 
 
@@ -101,6 +104,12 @@ def parse_environ(data: bytes) -> dict[str, str]:
         if sep and key:
             out[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
     return out
+
+
+def _denied(res: CommandResult) -> bool:
+    """Whether a command's output says a read was refused for want of permission."""
+    text = res.stdout[-65536:] + res.stderr[-65536:]
+    return "Permission denied" in text or "PermissionError" in text
 
 
 def _drain(stream: Any, sink: bytearray, cap: int, overflow: threading.Event) -> None:
@@ -544,32 +553,73 @@ class LiveHost(Host):
         timeout: float,
         identity: ProcessIdentity | None,
         extra_env: dict[str, str] | None = None,
+        needs_devices: bool = False,
     ) -> CommandResult:
         if identity is None:
-            source = self._environ
-        else:
-            path = f"/proc/{identity.pid}/environ"
-            try:
-                answered, got = call_bounded(
-                    lambda: read_bytes(self.sysroot, path, ENVIRON_CAP), self.timeout
-                )
-            except OSError:
-                answered, got = True, b""
-            if not answered:
-                return CommandResult(
-                    tuple(redact_argv(argv)),
-                    "timeout",
-                    error=f"not started: process {identity.pid} did not answer {path} "
-                    f"within {self.timeout:g} s",
-                )
-            raw = got or b""
-            source = parse_environ(raw[:ENVIRON_CAP])
-            if os.geteuid() != 0:
-                identity = None  # only root can become the serving user; run as ourselves
+            return execute(argv, timeout, env=self._probe_env(self._environ, extra_env))
+        path = f"/proc/{identity.pid}/environ"
+        try:
+            answered, got = call_bounded(
+                lambda: read_bytes(self.sysroot, path, ENVIRON_CAP), self.timeout
+            )
+        except OSError:
+            answered, got = True, b""
+        if not answered:
+            return CommandResult(
+                tuple(redact_argv(argv)),
+                "timeout",
+                error=f"not started: process {identity.pid} did not answer {path} "
+                f"within {self.timeout:g} s",
+            )
+        source = probe_environ(parse_environ((got or b"")[:ENVIRON_CAP]))
+        proc_dir = self._joined(f"/proc/{identity.pid}")
+        shared = same_root(proc_dir)
+        run_identity: ProcessIdentity | None = identity
+        if os.geteuid() != 0:
+            run_identity = None  # only root can become the serving user; run as ourselves
+        notes: list[str] = []
+        if run_identity is not None and run_identity.uid == 0 and not needs_devices and shared:
+            # a root service's command first runs as nobody: root only when that cannot work
+            nobody = ProcessIdentity(identity.pid, identity.exe, NOBODY, NOBODY, ())
+            res = self._run_gated(argv, timeout, source, proc_dir, shared, nobody, extra_env)
+            if res.status == "timeout" or (res.status in ("ok", "nonzero") and not _denied(res)):
+                return replace(res, notes=(*res.notes, f"ran as nobody (uid {NOBODY}), not root"))
+            notes.append(
+                f"ran as root: as nobody (uid {NOBODY}) it could not read what it needs "
+                f"({res.status}{': permission denied' if _denied(res) else ''})"
+            )
+        elif run_identity is not None and run_identity.uid == 0:
+            why = "it opens the NPU devices" if needs_devices else "the service runs in its own "
+            why += "" if needs_devices else "root or mount namespace, which only root may enter"
+            notes.append(f"ran as root, the service's user: {why}")
+        res = self._run_gated(argv, timeout, source, proc_dir, shared, run_identity, extra_env)
+        return replace(res, notes=(*notes, *res.notes)) if notes else res
+
+    def _probe_env(
+        self, source: dict[str, str], extra_env: dict[str, str] | None
+    ) -> dict[str, str]:
         env = probe_environ(source)
         env.setdefault("PATH", os.defpath)
         env.update(extra_env or {})
-        return execute(argv, timeout, env=env, cap=PROBE_OUTPUT_CAP, identity=identity)
+        return env
+
+    def _run_gated(
+        self,
+        argv: list[str] | tuple[str, ...],
+        timeout: float,
+        source: dict[str, str],
+        proc_dir: str,
+        shared: bool,
+        identity: ProcessIdentity | None,
+        extra_env: dict[str, str] | None,
+    ) -> CommandResult:
+        """Run `argv` as `identity` with the serving process's environment, each path in it
+        verified in that process's root for the user the command runs as (process_paths.py)."""
+        trusted = {0, identity.uid if identity is not None else os.geteuid()}
+        gated = gate_environ(source, proc_dir + "/root", shared, trusted)
+        env = self._probe_env(gated.env, extra_env)
+        res = execute(argv, timeout, env=env, cap=PROBE_OUTPUT_CAP, identity=identity)
+        return replace(res, notes=gated.notes) if gated.notes else res
 
     def udev(self, subsystem: str) -> list[dict[str, Any]] | None:
         if self.sysroot != "/":

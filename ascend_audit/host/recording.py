@@ -71,8 +71,9 @@ class RecordingHost(Host):
         timeout: float,
         identity: ProcessIdentity | None,
         extra_env: dict[str, str] | None = None,
+        needs_devices: bool = False,
     ) -> CommandResult:
-        res = self.inner.run_as(argv, timeout, identity, extra_env)
+        res = self.inner.run_as(argv, timeout, identity, extra_env, needs_devices)
         with self._lock:
             self.commands[tuple(argv)] = res
         return res

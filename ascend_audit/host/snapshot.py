@@ -96,6 +96,7 @@ class SnapshotHost(Host):
                     float(rec.get("duration_ms") or 0.0),
                     bool(rec.get("truncated")),
                     rec.get("error") or "",
+                    tuple(rec.get("notes") or ()),
                 )
             )
         return out

@@ -169,6 +169,30 @@ def verify_program(
     """Walk `path` component by component, following each link, and verify every directory,
     link and the final file; `lstat`/`readlink`/`acl` answer for the machine (local by
     default; a Host's for a node path, where ACLs are not recorded)."""
+    walked = verify_walk(path, trusted, lstat, readlink, acl)
+    if not walked.ok:
+        return walked
+    final = walked.real
+    last = lstat(final)
+    if last is None:
+        return Verdict(path, "", f"{final} cannot be inspected")
+    if last.kind != "file":
+        return Verdict(path, "", f"{final} is not a regular file (it is a {last.kind})")
+    if not last.mode & 0o111:
+        return Verdict(path, "", f"{final} is not executable (mode {last.mode_octal})")
+    return walked
+
+
+def verify_walk(
+    path: str,
+    trusted: Iterable[int],
+    lstat: Lstat = local_lstat,
+    readlink: Readlink = local_readlink,
+    acl: AclCheck | None = local_acl,
+) -> Verdict:
+    """verify_program's walk without its last test: every directory and link on the way to
+    `path`, and what it reaches, owned by a trusted uid and writable by no one else; `real` is
+    the path reached (which may be a directory)."""
     trusted = frozenset(trusted)
 
     def refuse(why: str) -> Verdict:
@@ -212,15 +236,7 @@ def verify_program(
         if pending and st.kind != "dir":
             return refuse(f"{here} is not a directory")
         real.append(part)
-    final = "/" + "/".join(real)
-    last = lstat(final)
-    if last is None:
-        return refuse(f"{final} cannot be inspected")
-    if last.kind != "file":
-        return refuse(f"{final} is not a regular file (it is a {last.kind})")
-    if not last.mode & 0o111:
-        return refuse(f"{final} is not executable (mode {last.mode_octal})")
-    return Verdict(path, final)
+    return Verdict(path, "/" + "/".join(real))
 
 
 def shebang(head: bytes) -> tuple[str, str] | None:

@@ -50,6 +50,8 @@ def probe_evidence(run: ProbeRun) -> Evidence:
         values["run_as"] = {"uid": run.identity.uid, "gid": run.identity.gid}
     if res is not None:
         values.update(status=res.status, rc=res.rc, duration_ms=round(res.duration_ms, 1))
+        if res.notes:  # paths dropped from its environment, whom it ran as
+            values["notes"] = list(res.notes)
     if f is None or not f.ran:
         text = ((res.stdout or "")[-1500:] + "\n" + (res.stderr or "")[-1500:]) if res else ""
         return Evidence("probe", run.source, text.strip(), values)
