@@ -67,6 +67,10 @@ def _death(f: Any) -> Outcome:
     exc = f.final_exception
     where = f" at {f.exception_where}" if f.exception_where else ""
     head = f"{f.source}: the engine died {_stage_text(f)}"
+    if f.serving_lines:  # a death while serving: what it served before does not make it healthy
+        head = f"{f.source}: the engine died after serving {f.serving_lines:,} request(s)"
+    if f.shut_down:
+        head += " (the shutdown logged after the death is its teardown, not a clean stop)"
     parts = [f"{exc}{where}" if exc else f"{what} ({death.source}:{death.lineno})"]
     cause = f.first_cause
     if cause is not None:

@@ -159,6 +159,9 @@ SHUTDOWN = (
     "shutting down",
     "Received SIGTERM",
     "Received SIGINT",
+    "Finished server process",  # uvicorn's last line
+    "Stopping worker",
+    "[shutdown] ",  # vLLM's shutdown lines since vllm-project/vllm#43707
 )
 CODE_HINT_RE = re.compile(
     r"ERR\d|MIE\d|E[A-Z]\d{4}|E[1-9]\d{4}|error code|result =|failed: \d|retCode=|ret ?[=:] ?\d"

@@ -98,7 +98,8 @@ class Life:
         self.death: LogHit | None = None
         self.died_at = 0  # line of the last fatal event (0: none)
         self.progress_after = False
-        self.shutdown = False
+        self.shutdown = False  # a graceful shutdown was logged (after a death it changes nothing)
+        self.shutdown_at = 0  # line of the first shutdown line of this run (0: none)
         self.serving = 0
         self.models_404 = 0
         self.codes: dict[tuple[str, str], int] = {}
@@ -134,8 +135,14 @@ class Life:
         if lineno != self.died_at and idx > self.stage_idx:
             self.cause = None  # progress: an earlier error line did not stop the service
             self.tb_open = None
-        if self.died_at and idx <= 1 and lineno > self.died_at:
-            # A new launch after a death: a restart; the earlier death stays in `deaths`.
+        if idx <= 1 and (
+            (self.died_at and lineno > self.died_at)
+            or (self.shutdown and lineno > self.shutdown_at)
+        ):
+            # A new launch after a death or a shutdown: a restart; an earlier death stays in
+            # `deaths`, and the new run's own deaths count again.
+            self.shutdown = False
+            self.shutdown_at = 0
             self.died_at = 0
             self.exc = None
             self.exc_where = None
@@ -207,6 +214,7 @@ class Life:
                 return
         if "Traceback (most recent call last)" in body:
             if not body.startswith((" ", "\t")):
+                self._cut_traceback()  # a traceback still open was cut: that is how it died
                 self.in_tb = True
                 self.frame = None
                 self.tb_tool = None
@@ -250,7 +258,10 @@ class Life:
                 self.fatal("torch_npu_error", lineno, excerpt(line, 0, len(line)), tm.group(1))
         if not fatal_here and any(s in body for s in SHUTDOWN):  # "…died, shutting down" is no
             # graceful shutdown
-            self.shutdown = True
+            if not self.shutdown:
+                if not body.startswith((" ", "\t")):
+                    self._cut_traceback()  # a traceback left open before the stop was cut
+                self.shutdown, self.shutdown_at = True, lineno
             self.scan.hit("shutdown", "lifecycle", "shutdown", lineno, excerpt(line, 0, len(line)))
         for trigger, rx, st in STAGE_RULES:
             if trigger in body and rx.search(body):
@@ -436,13 +447,20 @@ class Life:
 
     def finish(self) -> None:
         """The log ends inside a traceback (its exception line cut off): that is how it died."""
+        self._cut_traceback()
+
+    def _cut_traceback(self) -> None:
+        """An open traceback ends without its exception (the log or a new traceback cuts it)."""
         if self.tb_open is not None and not self.dead() and not self._tool_tb():
             lineno, text = self.tb_open
             self.tb_open = None
             self.fatal("unfinished_traceback", lineno, text, "a traceback the log ends inside")
 
     def dead(self) -> bool:
-        return bool(self.died_at) and not self.progress_after and not self.shutdown
+        """The log ends in death: a death the service did not get past. A shutdown after it is
+        the teardown of the dead service, not a clean stop (deaths after a shutdown are not
+        recorded: they are its teardown)."""
+        return bool(self.died_at) and not self.progress_after
 
     def engine_kind(self) -> str | None:
         return engine_kind(self.engine_votes)
