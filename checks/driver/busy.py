@@ -36,7 +36,11 @@ def npus_free(ctx: Context) -> Outcome:
     for u in foreign:
         where = f"NPU {u.npu_id}" + ("" if u.chip_id is None else f" chip {u.chip_id}")
         mem = f"{u.memory_mb} MB" if u.memory_mb is not None else "memory unknown"
-        text = f"{where}: {u.label()} holds {mem} and is not part of the serving process tree"
+        text = (
+            f"{where}: {u.label()} holds {mem} and is not part of the serving process tree; "
+            f"while it runs, HCCL's device port on {where} (16666 by default) will be busy and a "
+            "multi-NPU start fails (HCCL: listen on ip[…] and specific port[…] fail)"
+        )
         if blind and not u.known_here:
             findings.append(
                 warn(text + " (or it is the service itself, seen through the host's pid)")

@@ -31,6 +31,9 @@ _MARKERS = {
     "models_404": "the server answers 404 on /v1/models over and over (no model loaded)",
     "final_exception": "the process raised an exception",
     "cpp_abort": "an uncaught C++ exception aborted the process (terminate called)",
+    "hccl_port_busy": "HCCL could not listen on its NIC port",
+    "hccl_link_timeout": "HCCL links between ranks were not established in time",
+    "c10d_rendezvous_timeout": "the torch.distributed (c10d) rendezvous timed out",
 }
 _HCCL_FIX = (
     "HCCL could not initialise. Likely causes: a leftover process still holds the NPUs or their "
@@ -55,6 +58,18 @@ def _codes(f: Any) -> list[Any]:
 
 def _is_hccl(info: Any) -> bool:
     return info.kind == "hccl" or info.code.startswith(("EI", "EJ", "ERR02"))
+
+
+def _death_class(f: Any) -> tuple[Any, Any] | None:
+    """The first death line of a known class (multi-node start-up: HCCL port, HCCL link
+    timeout, c10d rendezvous) and its class from data/serving_line_classes.toml."""
+    from ascend_audit.facts.serving_line_classes import death_class
+
+    for h in f.deaths:
+        dc = death_class(h.signal, h.text)
+        if dc is not None:
+            return h, dc
+    return None
 
 
 def _stage_text(f: Any) -> str:
@@ -115,6 +130,11 @@ def _death(f: Any) -> Outcome:
         fix = next((i.remediation for _h, i in codes if i.layer != "framework"), None)
     if fix is None and codes:
         fix = codes[0][1].remediation
+    klass = _death_class(f)
+    if klass is not None:
+        hit, dc = klass
+        parts.insert(1, f"{dc.label} ({hit.source}:{hit.lineno}); likely cause: {dc.cause}")
+        fix = "Check, in order: " + "; ".join(dc.checklist) + (f" {fix}" if fix else "")
     if f.failed_operators:
         parts.append(f"operators named: {', '.join(f.failed_operators[:4])}")
     return fail(

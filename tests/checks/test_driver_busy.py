@@ -60,6 +60,8 @@ def test_foreign_process_on_npu3_fails_naming_npu_process_and_memory(tmp_path):
     r = judge(tmp_path, node)
     assert r.status.value == "FAIL", r.summary
     assert "NPU 3" in r.summary and "pid 4242 (python3" in r.summary and "30000 MB" in r.summary
+    # what the leftover process does to a multi-NPU start (vllm-ascend#1955)
+    assert "HCCL's device port on NPU 3 chip 0 (16666 by default) will be busy" in r.summary
 
 
 def test_memory_in_use_without_a_process_fails(tmp_path):

@@ -120,6 +120,36 @@ FATAL: list[tuple[str, re.Pattern[str], str]] = [
         # HCCL communicator creation failed (HCCL's own log, MindIE/ATB runners): no collective
         # can run, so the service cannot serve
         ("HcclCommInitRootInfo", r"HcclCommInitRootInfo\w* fail\w*[^\n]{0,80}", "hccl_init_failed"),
+        # Multi-node start-up: HCCL cannot listen on its NIC port (held by a leftover process or
+        # another job), HCCL links not established in time, the c10d rendezvous timed out
+        # (data/serving_line_classes.toml names the cause class and the checklist of each)
+        (
+            "specific port[",
+            r"listen on ip\[[^\]]{0,80}\] and specific port\[\d+\] fail",
+            "hccl_port_busy",
+        ),
+        (
+            "nic listen start failed",
+            r"\b(?:host|device) nic listen start failed, port\[\d+\]",
+            "hccl_port_busy",
+        ),
+        (
+            "wait socket establish timeout",
+            r"wait socket establish timeout(?:, role\[\d+\] rank\[\d+\] timeout\[[^\]]{0,20}\])?",
+            "hccl_link_timeout",
+        ),
+        (
+            "waitForInput",
+            r"\[c10d\] waitForInput: (?:poll for )?socket SocketImpl\([^)]{0,300}\) "
+            r"(?:timed out after \d+ms|returned 0, likely a timeout)",
+            "c10d_rendezvous_timeout",
+        ),
+        (
+            "client socket has timed out",
+            r"\[c10d\] The client socket has timed out after \d+m?s while trying to connect to "
+            r"\([^)]{0,200}\)",
+            "c10d_rendezvous_timeout",
+        ),
         ("exited with code", r"\b(?:server|process|service) exited with code [1-9]\d*", "exited"),
         (
             "Start mindie server",
