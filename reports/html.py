@@ -313,10 +313,70 @@ def write_html(
     write_atomic(path, render_html(report, json_text, lang))
 
 
+# Checks per table of the checks × nodes matrix: one table of 12 check columns beside the node
+# column fits the width of an A4 page at print size, so a fleet with any number of checks prints
+# every column (more checks make more tables, each breaking across pages by rows).
+MATRIX_COLUMNS = 12
+FAILING = ("FAIL", "ERROR")
+VERSION_KEYS = ("driver", "firmware", "cann", "torch_npu", "vllm_ascend")
+# Layer verdicts that a failing check of the layer explains, or that are not a fault of the layer.
+EXPLAINED_VERDICTS = ("READY", "DEGRADED", "BLOCKED")
+
+
+def node_findings(node: dict[str, Any], checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What stands between a node and READY: its failing checks (FAIL, ERROR) with their
+    summaries, its warnings, and each layer judged neither ready nor blocked without a failing
+    check of its own (a missing or unproven proof), with the layer's reason."""
+    cells = node.get("cells") or {}
+    layer_of = {c["id"]: c.get("layer", "") for c in checks}
+    title_of = {c["id"]: c.get("title", "") for c in checks}
+
+    def item(cid: str) -> dict[str, str]:
+        cell = cells[cid]
+        return {
+            "id": cid,
+            "status": str(cell.get("status", "")),
+            "title": str(title_of.get(cid, "")),
+            "summary": svg.shorten(cell.get("summary") or "", 240),
+        }
+
+    order = [c["id"] for c in checks if c["id"] in cells]
+    failing = [item(c) for c in order if cells[c].get("status") in FAILING]
+    failing_layers = {layer_of.get(f["id"]) for f in failing}
+    reasons = node.get("layer_reasons") or {}
+    missing = [
+        {"layer": layer, "verdict": verdict, "reason": svg.shorten(reasons.get(layer, ""), 240)}
+        for layer, verdict in (node.get("layers") or {}).items()
+        if verdict not in EXPLAINED_VERDICTS and layer not in failing_layers
+    ]
+    warnings = [item(c) for c in order if cells[c].get("status") == "WARN"]
+    return {"failing": failing, "missing": missing, "warnings": warnings}
+
+
+def fleet_view(fleet: dict[str, Any]) -> dict[str, Any]:
+    """Everything the fleet template shows: the fleet, each node's findings, the matrix tables."""
+    checks = list(fleet.get("checks") or [])
+    nodes = [dict(n, findings=node_findings(n, checks)) for n in fleet.get("nodes") or []]
+    versions: dict[str, list[tuple[str, int]]] = {}
+    for key in VERSION_KEYS:
+        seen: dict[str, int] = {}
+        for n in nodes:
+            value = (n.get("versions") or {}).get(key)
+            if value:
+                seen[str(value)] = seen.get(str(value), 0) + 1
+        versions[key] = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {
+        "fleet": fleet,
+        "nodes": nodes,
+        "versions": versions,
+        "version_keys": VERSION_KEYS,
+        "troubled": [n for n in nodes if n["findings"]["failing"] or n["findings"]["missing"]],
+        "matrix": [checks[i : i + MATRIX_COLUMNS] for i in range(0, len(checks), MATRIX_COLUMNS)],
+        "csp": _csp(),
+        "script": Markup(PRINT_SCRIPT),
+    }
+
+
 def render_fleet_html(fleet: dict[str, Any]) -> str:
     """The fleet roll-up (from merge.merge_reports) as one self-contained HTML page."""
-    return (
-        _env()
-        .get_template("fleet.html.j2")
-        .render(fleet=fleet, csp=_csp(), script=Markup(PRINT_SCRIPT))
-    )
+    return _env().get_template("fleet.html.j2").render(**fleet_view(fleet))

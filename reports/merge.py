@@ -84,17 +84,20 @@ def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
     names = [rep.host.get("hostname") or os.path.basename(path) for path, rep in reports]
     check_ids: list[str] = []
     titles: dict[str, str] = {}
+    check_layers: dict[str, str] = {}
     for layer in LAYERS:
         for _, rep in reports:
             for r in rep.results:
                 if r.layer == layer and r.id not in titles:
                     check_ids.append(r.id)
                     titles[r.id] = r.title
+                    check_layers[r.id] = r.layer
     for _, rep in reports:
         for r in rep.results:
             if r.id not in titles:
                 check_ids.append(r.id)
                 titles[r.id] = r.title
+                check_layers[r.id] = r.layer
     nodes: list[dict[str, Any]] = []
     for name, (path, rep) in zip(names, reports):
         versions = flatten_versions(rep.inventory.get("versions"))
@@ -106,6 +109,7 @@ def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
                 "ready": rep.verdict.value in READY_VERDICTS,
                 "started_at": rep.started_at,
                 "layers": {lr.name: lr.verdict.value for lr in rep.layers},
+                "layer_reasons": {lr.name: lr.reason for lr in rep.layers if lr.reason},
                 "npu_count": len(
                     [n for n in rep.inventory.get("npus") or [] if isinstance(n, dict)]
                 ),
@@ -156,7 +160,7 @@ def merge_reports(reports: list[tuple[str, Report]]) -> dict[str, Any]:
         "node_count": len(nodes),
         "ready_count": len(nodes) - len(not_ready),
         "not_ready": not_ready,
-        "checks": [{"id": c, "title": titles[c]} for c in check_ids],
+        "checks": [{"id": c, "title": titles[c], "layer": check_layers[c]} for c in check_ids],
         "nodes": nodes,
         "consistency": issues,
         "consistent": not issues,

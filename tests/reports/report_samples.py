@@ -370,3 +370,54 @@ def validate(report_or_text: Report | str | dict[str, Any]) -> dict[str, Any]:
         data = copy.deepcopy(report_or_text)
     jsonschema.validate(data, schema())
     return data
+
+
+def big_fleet_reports(nodes: int = 64, checks: int = 70) -> list[tuple[str, Report]]:
+    """NODES long-named nodes of CHECKS checks each: node i fails check i mod CHECKS (every check
+    column is somebody's failure), every fifth node also errs on the next check, every seventh
+    has its framework layer judged without its core proof (MISSING), the rest pass."""
+    layers_of = ("driver", "operator", "framework")
+    prefix = {"driver": "DRV", "operator": "OPR", "framework": "FWK"}
+    ids = [
+        (f"{prefix[layers_of[j * 3 // checks]]}-T{j:03d}-001", layers_of[j * 3 // checks])
+        for j in range(checks)
+    ]
+    out: list[tuple[str, Report]] = []
+    for i in range(nodes):
+        name = f"ascend-a2-prod-rack{i // 8:02d}-node{i:02d}.dc1.example.com"
+        bad = {i % checks: Status.FAIL}
+        if i % 5 == 0:
+            bad[(i + 1) % checks] = Status.ERROR
+        results = [
+            _res(
+                cid,
+                layer,
+                bad.get(j, Status.PASS),
+                f"node{i:02d} {cid} broken: the fault text of this check"
+                if j in bad
+                else f"{cid} fine",
+                title=f"Check number {j}",
+            )
+            for j, (cid, layer) in enumerate(ids)
+        ]
+        broken = {r.layer for r in results if r.status in (Status.FAIL, Status.ERROR)}
+        layers = [
+            LayerReport(
+                n,
+                Verdict.NOT_READY if n in broken else Verdict.READY,
+                True,
+                [],
+                f"{n} has a failing check" if n in broken else "",
+            )
+            for n in layers_of
+        ]
+        if i % 7 == 3 and "framework" not in broken:
+            layers[2] = LayerReport(
+                "framework",
+                Verdict.MISSING,
+                True,
+                [],
+                "FWK-LIFE-001 (the engine came up) was not proven",
+            )
+        out.append((f"{name}.json", _base(results, layers, Verdict.NOT_READY, hostname=name)))
+    return out

@@ -15,7 +15,7 @@ import pytest
 from ascend_audit.reports.html import render_fleet_html, render_html
 from ascend_audit.reports.merge import merge_reports
 from clirun import cli as run_cli
-from report_samples import HOSTILE_IMG, HOSTILE_SCRIPT, SAMPLES, ready_report
+from report_samples import HOSTILE_IMG, HOSTILE_SCRIPT, SAMPLES, big_fleet_reports, ready_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -317,3 +317,73 @@ def test_fleet_matrix_reads_at_1366_px(browser, tmp_path):
     assert state["tall"] == 0, state  # every hostname on one line
     assert state["clipped"] == [], state  # headers unclipped
     assert _no_sideways_scroll(browser, page, 360) == []
+
+
+# A4 portrait at the stylesheet's @page margins (12 mm × 11 mm): 188 mm of line = 710.6 CSS px.
+A4_LINE_PX = 188 / 25.4 * 96
+
+
+def test_a_64_node_fleet_names_every_failing_check_on_screen_and_on_a4(browser, tmp_path):
+    """The go-live ticket's page: every node's verdict with its failing or missing proofs, in the
+    Nodes table on screen and in the printed PDF's text, and every one of 70 check columns."""
+    reports = big_fleet_reports(64, 70)
+    fleet = merge_reports(reports)
+    page = tmp_path / "fleet.html"
+    page.write_text(render_fleet_html(fleet), encoding="utf-8")
+    expected = {
+        n["node"]: [c for c, v in n["cells"].items() if v["status"] in ("FAIL", "ERROR")]
+        for n in fleet["nodes"]
+    }
+    missing = {n["node"] for n in fleet["nodes"] if "MISSING" in n["layers"].values()}
+    assert all(expected.values()) and missing  # the sample has both kinds on many nodes
+    seen = _load(browser, page)
+    assert seen["console"] == [] and seen["requests"] == [] and seen["resources"] == []
+    rows = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.nodes tbody tr')).map(function(r){"
+        "return [r.querySelector('td.node').innerText, r.querySelector('td.proofs').innerText]})"
+    )
+    assert len(rows) == 64
+    for node, proofs in rows:
+        assert all(c in proofs for c in expected[node]), (node, proofs)
+        assert ("framework MISSING" in proofs) == (node in missing), (node, proofs)
+    # Under print media at the width of an A4 line nothing sticks out past the page's edge.
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": int(A4_LINE_PX), "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+    )
+    try:
+        over = browser.execute_script(
+            "var w = document.documentElement.clientWidth, o = [];"
+            "document.querySelectorAll('body *').forEach(function (e) {"
+            "  var r = e.getBoundingClientRect();"
+            "  if (r.width > 0 && r.right > w + 1) o.push(e.tagName + '.' + e.className + ' '"
+            "   + Math.round(r.right) + ' > ' + w);"
+            "});"
+            "return o.slice(0, 10);"
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "screen"})
+    assert over == [], over
+    state = _print_checks(browser, tmp_path / "fleet.pdf")
+    assert state["a4"] and state["clipped"] == 0, state
+    pages = _page_texts(tmp_path / "fleet.pdf")
+    if pages is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed: the printed text is not checked")
+    text = "".join("".join(pages).split())
+    head, _, matrix = text.partition("Checks×nodes")
+    table, _, by_node = head.partition("Failingandmissingproofs,bynode")
+    assert matrix and by_node, "the printed page lacks the findings or the matrix"
+    names = list(expected)
+    for i, node in enumerate(names):
+        start = by_node.find(node)
+        assert start >= 0, f"{node} is not named with its findings on paper"
+        end = by_node.find(names[i + 1]) if i + 1 < len(names) else len(by_node)
+        for c in expected[node]:
+            assert c in by_node[start:end], f"{node}'s failing {c} is not on paper"
+            assert c in table, f"{c} is not in the printed Nodes table"
+        assert ("frameworklayer" in by_node[start:end]) == (node in missing), node
+    for c in fleet["checks"]:
+        assert c["id"] in matrix, f"check column {c['id']} is cut off the printed matrix"
+    print(f"fleet: {state['pages']} A4 pages; pdf: {tmp_path / 'fleet.pdf'}")
