@@ -238,7 +238,7 @@ def _families(report: Report) -> _Families:
             {"status": status.value},
         )
     if "npus" in report.inventory:
-        f.add("ascend_audit_npu_count", "Distinct NPUs the audit found.", npu_count(report))
+        f.add("ascend_audit_npus", "Distinct NPUs the audit found.", npu_count(report))
         f.add(
             "ascend_audit_npu_chips_unhealthy",
             "Chips whose npu-smi health is not OK.",
@@ -254,7 +254,7 @@ def _families(report: Report) -> _Families:
     share = aicpu_share(report)
     if share is not None:
         f.add(
-            "ascend_audit_aicpu_time_share",
+            "ascend_audit_aicpu_time_ratio",
             "Share (0..1) of device time spent in AI CPU operators in the traces audited.",
             round(share, 6),
         )

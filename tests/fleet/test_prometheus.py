@@ -149,7 +149,7 @@ def assert_matches_json(text: str, report_dict: dict[str, Any]) -> dict[str, Any
         n = sum(1 for r in report_dict["results"] if r["status"] == status)
         assert value(fams, "ascend_audit_check_results", status=status) == n
     npus = report_dict["inventory"].get("npus") or []
-    assert value(fams, "ascend_audit_npu_count") == len({n["npu_id"] for n in npus})
+    assert value(fams, "ascend_audit_npus") == len({n["npu_id"] for n in npus})
     bad = sum(1 for n in npus if (n.get("health") or "").upper() != "OK")
     assert value(fams, "ascend_audit_npu_chips_unhealthy") == bad
     versions = report_dict["inventory"].get("versions") or {}
@@ -200,8 +200,8 @@ def test_ready_report_parses_and_matches_its_json():
     )
     text = render_prometheus(rep)
     fams = assert_matches_json(text, json.loads(report_json(rep)))
-    assert value(fams, "ascend_audit_aicpu_time_share") == pytest.approx(0.012)
-    assert value(fams, "ascend_audit_npu_count") == 8
+    assert value(fams, "ascend_audit_aicpu_time_ratio") == pytest.approx(0.012)
+    assert value(fams, "ascend_audit_npus") == 8
     assert 'ascend_audit_layer_ready{layer="driver",required="true",verdict="READY"} 1' in text
     chip = value(fams, "ascend_audit_npu_chip_health_ok", npu_id="3", pcie_bus_info="0000:C3:00.0")
     assert chip == 1
@@ -234,7 +234,7 @@ def test_not_ready_report_counts_unhealthy_chips_and_failed_checks():
     assert value(fams, "ascend_audit_check_ok", check="FWK-VER-001") == 1
     assert value(fams, "ascend_audit_layer_ready", layer="operator", verdict="BLOCKED") == 0
     # no traces: the AI CPU share is unknown, so it is left out rather than reported as 0
-    assert "ascend_audit_aicpu_time_share" not in fams
+    assert "ascend_audit_aicpu_time_ratio" not in fams
     ((labels, _),) = samples(fams, "ascend_audit_versions_info")
     assert labels == {"driver": "24.1.rc3"}
 
@@ -245,9 +245,9 @@ def test_a3_chips_count_npus_once_and_inventory_share_wins():
         inventory={"npus": _npus(8, chips=2), "versions": {}, "operator": {"aicpu_share": 0.031}},
     )
     fams = assert_matches_json(render_prometheus(rep), json.loads(report_json(rep)))
-    assert value(fams, "ascend_audit_npu_count") == 8
+    assert value(fams, "ascend_audit_npus") == 8
     assert len(samples(fams, "ascend_audit_npu_chip_health_ok")) == 16
-    assert value(fams, "ascend_audit_aicpu_time_share") == pytest.approx(0.031)
+    assert value(fams, "ascend_audit_aicpu_time_ratio") == pytest.approx(0.031)
     assert "ascend_audit_versions_info" not in fams
 
 
@@ -262,7 +262,7 @@ def test_empty_inventory_and_missing_layers():
         inventory={"npus": [], "versions": {}},
     )
     fams = assert_matches_json(render_prometheus(rep), json.loads(report_json(rep)))
-    assert value(fams, "ascend_audit_npu_count") == 0
+    assert value(fams, "ascend_audit_npus") == 0
     assert samples(fams, "ascend_audit_check_status") == []
 
 
@@ -361,7 +361,71 @@ def test_cli_run_writes_a_textfile_matching_its_json(tmp_path):
     assert out.returncode in (0, 1), out.stdout + out.stderr
     report_dict = json.loads((tmp_path / "r.json").read_text())
     fams = assert_matches_json(prom.read_text(), report_dict)
-    assert value(fams, "ascend_audit_npu_count") == 8
+    assert value(fams, "ascend_audit_npus") == 8
     assert sorted(p.name for p in prom.parent.iterdir()) == ["ascend_audit.prom"]
     # same text as rendering the JSON report again: the textfile is a renderer of the Report
     assert prom.read_text() == render_prometheus(Report.from_dict(report_dict))
+
+
+def _promtool() -> str:
+    """Path of promtool (Debian's `prometheus` package); in CI its absence fails the test."""
+    import shutil
+
+    found = shutil.which("promtool")
+    if found:
+        return found
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail("promtool is not installed in CI (.ci/run installs the `prometheus` package)")
+    pytest.skip("promtool is not installed (apt-get install prometheus): names not linted")
+
+
+def _example_names() -> list[str]:
+    from ascend_audit.examples_index import list_examples
+
+    return [name for name, _ in list_examples()]
+
+
+def _lint_reports() -> list[tuple[str, Report]]:
+    """Every shape of textfile the renderer makes: ready, failing, A3, empty, hostile, AI CPU."""
+    nasty = make_report(
+        results=[_result('DRV-"X"\n', "driver", Status.PASS)],
+        inventory={
+            "npus": [{"npu_id": 0, "chip_id": 0, "health": 'O"K\n', "bus_id": "a\\b"}],
+            "versions": {"driver": 'rc3"} evil 1\n', "cann": "8.0.0"},
+        },
+    )
+    return [
+        ("ready", make_report(inventory={"npus": _npus(8), "versions": {"driver": "24.1.rc3"}})),
+        ("empty", make_report(inventory={})),
+        ("hostile", nasty),
+    ]
+
+
+def _promtool_check(text: str) -> str:
+    """promtool's complaints about a textfile ('' when it accepts it)."""
+    run = subprocess.run(
+        [_promtool(), "check", "metrics"],
+        input=text.encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    said = (run.stdout + run.stderr).decode("utf-8", "replace").strip()
+    return said if (run.returncode != 0 or said) else ""
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _lint_reports()])
+def test_promtool_accepts_the_textfile(name):
+    """`promtool check metrics` (the linter of Prometheus' own naming rules) has no complaint:
+    no _count/_total suffix on a gauge, units spelled out, _ratio for a 0..1 share."""
+    report = dict(_lint_reports())[name]
+    assert _promtool_check(render_prometheus(report)) == ""
+
+
+@pytest.mark.parametrize("example", _example_names())
+def test_promtool_accepts_every_bundled_example(tmp_path, example):
+    prom = tmp_path / "ascend_audit.prom"
+    out = _cli("run", "--example", example, "-q", "--prometheus", str(prom))
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    text = prom.read_text()
+    assert "ascend_audit_ready" in text and "_count " not in text
+    assert _promtool_check(text) == ""
