@@ -6,7 +6,7 @@ import pytest
 from ascend_audit.checks.driver.hbm import same_hbm
 from checkfacts import judge
 from fakenode import atlas_800_a2, npu_smi_info
-from shared_fixtures import fixture_files
+from shared_fixtures import fixture_cases
 
 from ascend_audit.facts.driver_scan import NPU_SMI, NpuSmiRun
 from ascend_audit.facts.npu_smi import parse_info
@@ -19,7 +19,7 @@ def _run(text: str) -> NpuSmiRun:
     return NpuSmiRun(result, parse_info(text) if text.strip() else None)
 
 
-@pytest.mark.parametrize("path", fixture_files("npu_smi_info", "*.txt"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", fixture_cases("npu_smi_info", "*.txt"))
 def test_real_tables_pass_with_one_hbm_size_or_skip_without_the_column(path):
     out = judge(same_hbm, {NPU_SMI: _run(path.read_text(errors="replace"))})
     if path.name.startswith("310P"):  # Memory-Usage only: no HBM to compare

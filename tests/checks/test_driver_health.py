@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from shared_fixtures import DATA, fixture_files, read_fixture
+from shared_fixtures import DATA, fixture_cases, read_fixture
 from standins import run_node, standin
 
 from ascend_audit.gather.npu_details import health_argv
@@ -203,7 +203,7 @@ def test_real_warning_table(tmp_path):
     assert "NPU 0 chip 0 is Warning" in r.summary
 
 
-@pytest.mark.parametrize("path", fixture_files("npu_smi_info", "*.txt"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", fixture_cases("npu_smi_info", "*.txt"))
 def test_every_real_table_is_judged_without_a_crash(tmp_path, path):
     outs = {"info": path.read_text(errors="replace"), "*": HEALTH_OK}
     r = judge(tmp_path, outs)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from shared_fixtures import DATA, fixture_files, read_fixture
+from shared_fixtures import DATA, fixture_cases, read_fixture
 from standins import node_env, run_node, standin
 
 from ascend_audit.context import Context
@@ -300,9 +300,7 @@ def test_driver_install_path_param_relocates_the_driver(tmp_path):
     assert "/opt/Ascend/driver/version.info" in {e.source for e in r.evidence}
 
 
-@pytest.mark.parametrize(
-    "path", fixture_files("npu_smi_board", "board_*.txt"), ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", fixture_cases("npu_smi_board", "board_*.txt"))
 def test_real_board_outputs_are_read(tmp_path, path):
     text = path.read_text(errors="replace")
     boards = gather(tmp_path, NPU_BOARDS, {"info": TABLE, "*": text})
@@ -438,7 +436,7 @@ def test_policy_expected_cann_version(tmp_path, want, status):
         assert "CANN 8.5.0 installed, policy expects 8.2.RC1" in r.summary
 
 
-@pytest.mark.parametrize("path", fixture_files("version_files", "cann_*.txt"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", fixture_cases("version_files", "cann_*.txt"))
 def test_real_toolkit_files_are_found_at_their_layout(tmp_path, path):
     text = path.read_text(errors="replace")
     arch = "x86_64" if "arch=x86_64" in text else "aarch64"

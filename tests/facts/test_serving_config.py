@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from shared_fixtures import DATA, fixture, fixture_files, read_fixture
+from shared_fixtures import DATA, fixture, fixture_cases, read_fixture
 
 from ascend_audit.facts.serving_config.argv import is_vllm_argv, parse_vllm_argv
 from ascend_audit.facts.serving_config.config_file import parse_config_file
@@ -43,7 +43,7 @@ def test_mindie_default_config_fixture() -> None:
     json.dumps(c.to_dict())
 
 
-@pytest.mark.parametrize("path", fixture_files("framework", "*.json"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", fixture_cases("framework", "*.json"))
 def test_every_framework_json_fixture_is_understood(path) -> None:
     c = parse_config_file(path.read_text(encoding="utf-8"), path.name)
     assert c.engine == "mindie" and c.problems == ()

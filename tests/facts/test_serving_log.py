@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_fixtures import DATA, fixture, fixture_files
+from shared_fixtures import DATA, fixture, fixture_cases
 
 from ascend_audit.facts.serving_log import (
     MAX_LINE_CHARS,
@@ -91,7 +91,7 @@ def test_v1_fixture_no_graph_capture_kv_tokens() -> None:
     assert f.hits("ascend_platform")
 
 
-@pytest.mark.parametrize("path", fixture_files("framework", "*.md"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", fixture_cases("framework", "*.md"))
 def test_every_framework_log_fixture_scans_cleanly(path: Path) -> None:
     f = scan_file(path)
     assert f.problems == ()

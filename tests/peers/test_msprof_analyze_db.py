@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from peers.test_msprof_analyze import peer, peer_aicpu
 from profiler_db_writer import csv_to_db
-from shared_fixtures import fixture_files
+from shared_fixtures import fixture_cases
 from standins import run_node
 
 from ascend_audit.context import Inputs
 
-KERNEL_FIXTURES = [p for p in fixture_files("msprof", "kernel_details_*.csv")]
+KERNEL_FIXTURES = fixture_cases("msprof", "kernel_details_*.csv")
 
 
 def _ours(tmp_path: Path, trace: Path) -> dict[str, tuple[int, float]]:
@@ -37,7 +37,7 @@ def _ours(tmp_path: Path, trace: Path) -> dict[str, tuple[int, float]]:
     return out
 
 
-@pytest.mark.parametrize("csv", KERNEL_FIXTURES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("csv", KERNEL_FIXTURES)
 def test_aicpu_operators_of_a_db_match_msprof_analyze(tmp_path, csv):
     exe = peer()
     profile = tmp_path / "x_ascend_pt"
@@ -55,7 +55,7 @@ def test_aicpu_operators_of_a_db_match_msprof_analyze(tmp_path, csv):
         assert ours[op_type][1] == pytest.approx(elapsed, abs=0.01)
 
 
-@pytest.mark.parametrize("csv", KERNEL_FIXTURES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("csv", KERNEL_FIXTURES)
 def test_db_and_csv_give_the_same_operator_verdict(tmp_path, csv):
     profile = tmp_path / "db_ascend_pt"
     csv_to_db(csv, profile / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db")
