@@ -81,6 +81,13 @@ from ascend_audit.cli.inputs import common_inputs, preflight_inputs, preflight_o
     type=click.Path(dir_okay=False),
     help="Write node_exporter textfile metrics (atomically), e.g. into its textfile directory.",
 )
+@click.option(
+    "--record",
+    "record_path",
+    type=click.Path(),
+    help="Also record every answer of this audit into a bundle (NAME.tar.gz or a directory), "
+    "as `collect -o` does: one audit gives the report and the bundle.",
+)
 def run(**opts: Any) -> None:
     """Audit a node (this one, a --sysroot tree, a --snapshot or an --example).
 
@@ -88,10 +95,14 @@ def run(**opts: Any) -> None:
     Examples:
       ascend-audit run
       ascend-audit run --policy policy.toml --json report.json
+      ascend-audit run --json report.json --record node.tar.gz
       ascend-audit run --sysroot /mnt/node --layers driver
       ascend-audit run --example list
     """
-    sys.exit(_run(opts, record_to=None))
+    record_to = opts.pop("record_path", None)
+    if record_to and (opts.get("snapshot") or opts.get("example")):
+        raise UsageError("--record records a live audit: not with --snapshot or --example")
+    sys.exit(_run(opts, record_to=record_to, record_flag="--record"))
 
 
 @click.command()
@@ -135,7 +146,7 @@ def collect(**opts: Any) -> None:
     sys.exit(_run(opts, record_to=opts.pop("output")))
 
 
-def _run(opts: dict[str, Any], record_to: str | None) -> int:
+def _run(opts: dict[str, Any], record_to: str | None, record_flag: str = "--output") -> int:
     from ascend_audit.context import Context, Inputs
     from ascend_audit.engine import Selection, exit_code, run_audit
     from ascend_audit.host.live import LiveHost
@@ -184,7 +195,7 @@ def _run(opts: dict[str, Any], record_to: str | None) -> int:
         opts["policy"] = preset_policy(opts["preset"], opts.get("policy"))
     if not opts.get("snapshot"):
         preflight_inputs(opts)
-    to_stdout = preflight_outputs(opts, record_to)
+    to_stdout = preflight_outputs(opts, record_to, record_flag)
     live: LiveHost | None = None
     if opts.get("snapshot"):
         # the bundle reader (tarfile, gzip) and the recorder are imported only where used

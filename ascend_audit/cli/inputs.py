@@ -157,7 +157,9 @@ _OUTPUT_OPTIONS = (
 )
 
 
-def preflight_outputs(opts: dict[str, Any], record_to: str | None) -> bool:
+def preflight_outputs(
+    opts: dict[str, Any], record_to: str | None, record_flag: str = "--output"
+) -> bool:
     """Refuse unwritable or unsafe outputs before the audit starts (exit 2 naming them);
     True when one of them is standard output."""
     from ascend_audit.safe_write import OutputError, check_outputs
@@ -165,13 +167,13 @@ def preflight_outputs(opts: dict[str, Any], record_to: str | None) -> bool:
     wanted = [(flag, opts.get(key) or "", kind) for flag, key, kind in _OUTPUT_OPTIONS]
     if record_to:
         is_tar = record_to.endswith((".tar.gz", ".tgz"))
-        wanted.append(("--output", record_to, "file" if is_tar else "dir"))
+        wanted.append((record_flag, record_to, "file" if is_tar else "dir"))
         if not is_tar:
             from ascend_audit.host.bundle import bundle_dir_problem
 
             why = bundle_dir_problem(record_to)
             if why:
-                raise UsageError(f"--output: {why}")
+                raise UsageError(f"{record_flag}: {why}")
     try:
         check_outputs(wanted)
     except OutputError as exc:

@@ -79,6 +79,47 @@ def test_collect_to_a_directory_is_replayable(tmp_path):
     assert "8 NPUs / 8 chips" in replay.stdout
 
 
+def test_run_records_its_bundle_in_the_same_audit(tmp_path):
+    """`run --record` (the Ansible role's one audit): the report and the bundle of one run, and
+    replaying the bundle gives that report."""
+    root, bindir = _fake_node(tmp_path)
+    env = node_env(bindir)
+    bundle = tmp_path / "node.tar.gz"
+    live = audit(
+        "run",
+        "--sysroot",
+        str(root),
+        "--json",
+        str(tmp_path / "live.json"),
+        "--record",
+        str(bundle),
+        "--prometheus",
+        str(tmp_path / "a.prom"),
+        env=env,
+    )
+    assert live.returncode in (0, 1), live.stdout + live.stderr
+    assert bundle.is_file() and "snapshot written" in live.stdout
+    assert (tmp_path / "a.prom").is_file()
+    replay = audit(
+        "run",
+        "--snapshot",
+        str(bundle),
+        "--json",
+        str(tmp_path / "replay.json"),
+        env=dict(os.environ, PATH="/usr/bin:/bin"),
+    )
+    assert replay.returncode == live.returncode, replay.stdout + replay.stderr
+    a = json.loads((tmp_path / "live.json").read_text())
+    b = json.loads((tmp_path / "replay.json").read_text())
+    assert _comparable(a) == _comparable(b)
+
+
+def test_record_is_refused_on_a_replay(tmp_path):
+    out = audit("run", "--example", "atlas-800t-a2-ready", "--record", str(tmp_path / "b.tar.gz"))
+    assert out.returncode == 2 and "--record" in out.stderr
+    assert not (tmp_path / "b.tar.gz").exists()
+
+
 def _tar(path, members: dict[str, bytes], links=()):
     with tarfile.open(path, "w:gz") as tf:
         for name, data in members.items():

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +140,19 @@ def _node_vars(base: Path, name: str) -> dict[str, Any]:
     }
 
 
-def make_fleet(tmp_path: Path, wheel: Path, *, unreachable: bool = True) -> tuple[Path, Path]:
-    """Inventory of a ready node, a node without NPUs and (optionally) an unreachable node."""
+def count_calls(program: Path, log: Path) -> None:
+    """Wrap PROGRAM so that each call appends a line to LOG (how many audits ran on the node)."""
+    real = program.with_name(program.name + ".real")
+    program.rename(real)
+    program.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    program.chmod(0o755)
+
+
+def make_fleet(
+    tmp_path: Path, wheel: Path, *, unreachable: bool = True, group_fleet_dir: bool = False
+) -> tuple[Path, Path]:
+    """Inventory of a ready node, a node without NPUs and (optionally) an unreachable node;
+    GROUP_FLEET_DIR: the fleet directory is a group variable of the nodes (not an extra var)."""
     nodes = tmp_path / "nodes"
     ready_root = nodes / "node-ready" / "root"
     healthy_910b_node(ready_root)
@@ -148,6 +160,7 @@ def make_fleet(tmp_path: Path, wheel: Path, *, unreachable: bool = True) -> tupl
     (ready_root / "etc" / "hostname").write_text("node-ready\n")
     bindir = nodes / "node-ready" / "bin"
     standin(bindir, "npu-smi", npu_smi_outputs(atlas_800_a2()))
+    count_calls(bindir / "npu-smi", tmp_path / "npu-smi-calls.log")
     policy = tmp_path / "policy-ready.toml"
     policy.write_text(READY_POLICY)
 
@@ -177,14 +190,17 @@ def make_fleet(tmp_path: Path, wheel: Path, *, unreachable: bool = True) -> tupl
             "ansible_ssh_common_args": "-o ConnectTimeout=3 -o BatchMode=yes "
             "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
         }
+    group_vars: dict[str, Any] = {"ascend_audit_wheel": str(wheel)}
+    if group_fleet_dir:
+        group_vars["ascend_audit_fleet_dir"] = str(tmp_path / "fleet")
     inventory = tmp_path / "inventory.yml"  # JSON is YAML
-    inventory.write_text(
-        json.dumps({"npu_node": {"hosts": hosts, "vars": {"ascend_audit_wheel": str(wheel)}}})
-    )
+    inventory.write_text(json.dumps({"npu_node": {"hosts": hosts, "vars": group_vars}}))
     return inventory, tmp_path / "fleet"
 
 
-def play(inventory: Path, fleet: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def play(
+    inventory: Path, fleet: Path, *extra: str, fleet_as_extra_var: bool = True
+) -> subprocess.CompletedProcess[str]:
     env = dict(
         os.environ,
         ANSIBLE_NOCOLOR="1",
@@ -207,7 +223,7 @@ def play(inventory: Path, fleet: Path, *extra: str) -> subprocess.CompletedProce
             "-e",
             json.dumps(
                 {
-                    "ascend_audit_fleet_dir": str(fleet),
+                    **({"ascend_audit_fleet_dir": str(fleet)} if fleet_as_extra_var else {}),
                     "ascend_audit_controller_cmd": [sys.executable, "-m", "ascend_audit"],
                 }
             ),
@@ -222,16 +238,36 @@ def play(inventory: Path, fleet: Path, *extra: str) -> subprocess.CompletedProce
 
 
 def test_fleet_play_audits_fetches_merges_and_fails_naming_nodes(tmp_path, wheel):
-    inventory, fleet = make_fleet(tmp_path, wheel)
-    out = play(inventory, fleet)
+    """The whole play, with the fleet directory set as a group variable of the nodes (the
+    inventory's usual place): every output lands there, none beside the playbook."""
+    inventory, fleet = make_fleet(tmp_path, wheel, group_fleet_dir=True)
+    out = play(inventory, fleet, fleet_as_extra_var=False)
     log = out.stdout + out.stderr
     assert out.returncode != 0, log
+    assert not (PLAYBOOK.parent / "fleet-out").exists(), "outputs split into the checkout"
+
+    # each node is audited once: run --record gives the report and the bundle of one audit
+    calls = (tmp_path / "npu-smi-calls.log").read_text().splitlines()
+    (tmp_path / "npu-smi-calls.log").unlink()
+    nodes = tmp_path / "nodes"
+    once = run_cli(
+        "run",
+        "--sysroot",
+        str(nodes / "node-ready" / "root"),
+        "-q",
+        "--policy",
+        str(tmp_path / "policy-ready.toml"),
+        env=dict(os.environ, PATH=f"{nodes / 'node-ready' / 'bin'}:/usr/bin:/bin"),
+    )
+    assert once.returncode in (0, 1), once.stdout + once.stderr
+    one_audit = (tmp_path / "npu-smi-calls.log").read_text().splitlines()
+    assert one_audit and sorted(calls) == sorted(one_audit), (calls, one_audit)
+    assert "ascend-audit collect" not in log
 
     # the unreachable node is reported as such by Ansible, quickly
     assert "UNREACHABLE" in log and "node-gone" in log, log
 
     # each reachable node: installed into its own venv, audited, its report and snapshot fetched
-    nodes = tmp_path / "nodes"
     for name in ("node-ready", "node-fault"):
         venv = nodes / name / "opt" / "venv"
         installed = list(venv.glob("lib/python*/site-packages/ascend_audit/__init__.py"))
@@ -294,3 +330,59 @@ def test_check_mode_changes_nothing(tmp_path, wheel):
         assert not (tmp_path / "nodes" / name / "opt").exists(), log
         assert not (tmp_path / "nodes" / name / "out").exists(), log
     assert not fleet.exists()
+
+
+def test_a_node_python_below_the_floor_is_refused_by_name(tmp_path, wheel):
+    """The role installs on Python 3.9+ (the package's floor), and says so on an older one."""
+    inventory, fleet = make_fleet(tmp_path, wheel, unreachable=False)
+    hosts = json.loads(inventory.read_text())
+    import glob
+
+    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[5-8].*/bin/python3")))
+    old = found[-1] if found else ""
+    if not old or not os.access(old, os.X_OK):
+        old = str(tmp_path / "python-too-old")  # a stand-in that answers like Python 3.8
+        Path(old).write_text("#!/bin/sh\necho 3.8\nexit 1\n")
+        Path(old).chmod(0o755)
+    hosts["npu_node"]["hosts"]["node-fault"]["ascend_audit_venv_python"] = old
+    inventory.write_text(json.dumps(hosts))
+    out = play(inventory, fleet)
+    log = out.stdout + out.stderr
+    assert out.returncode != 0, log
+    assert "is Python 3.8: ascend-audit needs Python 3.9" in " ".join(log.split()), log
+    assert not (tmp_path / "nodes" / "node-fault" / "opt" / "venv").exists()
+
+
+def test_shipped_config_keeps_host_key_checking_on():
+    """Root over SSH: the shipped ansible.cfg never turns host-key checking off; the README says
+    how to add new nodes' keys (or switch it off once, knowingly)."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(PLAYBOOK.parent / "ansible.cfg")
+    assert cfg.get("defaults", "host_key_checking", fallback="True").lower() not in (
+        "false",
+        "no",
+        "0",
+        "off",
+    )
+    readme = (REPO / "deploy" / "README.md").read_text(encoding="utf-8")
+    assert "ssh-keyscan" in readme and "ANSIBLE_HOST_KEY_CHECKING=False" in readme
+
+
+def test_role_and_play_are_ansible_lint_clean():
+    """ansible-lint (production profile) has no finding on deploy/ansible."""
+    lint = shutil.which("ansible-lint") or str(Path(sys.executable).parent / "ansible-lint")
+    if not os.access(lint, os.X_OK):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("ansible-lint is not installed in CI (.ci/setup-peers installs it)")
+        pytest.skip("ansible-lint is not installed (pip install ansible-lint)")
+    out = subprocess.run(
+        [lint, "--offline", "--nocolor", "--profile", "production", "."],
+        cwd=PLAYBOOK.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, ANSIBLE_HOME=str(Path(tempfile.mkdtemp(prefix="ansible-lint-")))),
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
