@@ -21,5 +21,7 @@ def test_readme_policy_example_is_a_valid_policy():
 def test_readme_has_the_two_fresh_machine_commands():
     assert "pip install . && ascend-audit run --example atlas-800t-a2-ready" in README
     assert "pip install -e '.[test]' && pytest" in README
+    # Debian 12 / Ubuntu 24.04 refuse a system-wide pip install: both commands make a venv first
+    assert README.count("python3 -m venv .venv && . .venv/bin/activate && pip install") == 2
     ci = (Path(__file__).resolve().parents[2] / ".ci/run").read_text(encoding="utf-8")
     assert "pip install -q -e '.[test]'" in ci and "pytest" in ci
