@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ascend_audit.reports.json_report import schema
@@ -189,16 +190,80 @@ def host_warning(d: dict[str, Any]) -> str | None:
     )
 
 
-def render_diff_text(d: dict[str, Any]) -> str:
-    """A plain-text account of a diff: each change once, ✗ marking what got worse."""
+GROUPED_STATUSES = ("BLOCKED", "ERROR", "SKIP")
+NPU_KEY = re.compile(r"^npus\.(\d+)\.(.+)$")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """0, 1, 2, 3, 5 → '0–3, 5'."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(lo) if lo == hi else f"{lo}–{hi}" for lo, hi in runs)
+
+
+def grouped_versions(changes: list[dict[str, Any]]) -> list[tuple[str, Any, Any, list[str]]]:
+    """Version changes, one line per distinct change: the per-NPU keys (npus.N.field) of one
+    before → after fold into one `npus.{0–7}.field`, and every key that changed the same way as
+    an earlier one (driver, npu_smi_driver, npus.*.software) joins that line as `also`."""
+    per_npu: dict[tuple[str, Any, Any], list[int]] = {}
+    plain: list[tuple[str, Any, Any]] = []
+    for c in changes:
+        m = NPU_KEY.match(str(c["key"]))
+        if m:
+            per_npu.setdefault((m.group(2), c["before"], c["after"]), []).append(int(m.group(1)))
+        else:
+            plain.append((str(c["key"]), c["before"], c["after"]))
+    for (field, before, after), ids in per_npu.items():
+        plain.append((f"{field} on NPUs {_ranges(ids)}", before, after))
+    out: list[tuple[str, Any, Any, list[str]]] = []
+    for key, before, after in plain:
+        same = next((o for o in out if (o[1], o[2]) == (before, after)), None)
+        if same is not None:
+            same[3].append(key)
+        else:
+            out.append((key, before, after, []))
+    return out
+
+
+def _status_groups(changes: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Status changes, those to BLOCKED/ERROR/SKIP with one summary (one cause) grouped."""
+    groups: dict[tuple[Any, ...], tuple[dict[str, Any], list[str]]] = {}
+    out: list[tuple[dict[str, Any], list[str]]] = []
+    for c in changes:
+        if c["after"] in GROUPED_STATUSES:
+            key = (c["after"], c["worse"], c["summary"])
+            if key in groups:
+                groups[key][1].append(c["id"])
+                continue
+            groups[key] = (c, [c["id"]])
+            out.append(groups[key])
+        else:
+            out.append((c, [c["id"]]))
+    return out
+
+
+def render_diff_text(d: dict[str, Any], width: int | None = None) -> str:
+    """A plain-text account of a diff in WIDTH columns (default: the terminal's, `COLUMNS`
+    first), wrapped on words: each change once, ✗ marking what got worse; one line per distinct
+    version change and per group of checks that changed for one cause."""
+    from ascend_audit.reports.terminal import terminal_width, wrap
+
+    width = width or terminal_width()
 
     def mark(worse: bool) -> str:
         return "✗" if worse else "✓"
 
+    def para(text: str, indent: str = "    ", first: str = "  ") -> list[str]:
+        return wrap(text, width, indent, first)
+
     lines = []
     warning = host_warning(d)
     if warning:
-        lines.append(warning)
+        lines += para(warning, "  ", "")
     ob, oa = d["overall"]["before"], d["overall"]["after"]
     overall_worse = VERDICT_RANK.get(oa, 9) > VERDICT_RANK.get(ob, 9)
     lines += [
@@ -216,11 +281,18 @@ def render_diff_text(d: dict[str, Any]) -> str:
         ]
     if d["status_changes"]:
         lines.append("\nstatus changes:")
-        for c in d["status_changes"]:
-            lines.append(
-                f"  {mark(c['worse'])} {c['id']:<16} {c['before']:>7} → {c['after']:<7} "
-                f"{c['summary'][:100]}"
-            )
+        for c, ids in _status_groups(d["status_changes"]):
+            if len(ids) == 1:
+                head = f"  {mark(c['worse'])} {c['id']:<16} {c['before']:>7} → {c['after']:<7} "
+                if width >= 90:  # the summary beside its check, wrapped under itself
+                    lines += wrap(c["summary"], width, " " * len(head), head)
+                else:  # narrow: the summary below, indented
+                    lines += [head.rstrip(), *para(c["summary"], "      ", "      ")]
+            else:
+                lines += para(
+                    f"{mark(c['worse'])} {len(ids)} checks → {c['after']}: " + ", ".join(ids)
+                )
+                lines += para(c["summary"], "      ", "      ")
     if d["checks_added"]:
         lines.append("\nchecks added:")
         lines += [
@@ -234,7 +306,10 @@ def render_diff_text(d: dict[str, Any]) -> str:
         )
     if d["version_changes"]:
         lines.append("\nversion changes:")
-        lines += [f"  {v['key']}: {v['before']} → {v['after']}" for v in d["version_changes"]]
+        for key, before, after, also in grouped_versions(d["version_changes"]):
+            lines += para(
+                f"{key}: {before} → {after}" + (f" (also {', '.join(also)})" if also else "")
+            )
     if d["npus_appeared"]:
         lines.append("\nNPUs appeared:")
         lines += [f"  {_key_text(npu_key(n))} {n.get('name', '')}" for n in d["npus_appeared"]]

@@ -288,6 +288,7 @@ def _words(lang: str) -> dict[str, Any]:
         "sw": lambda s: i18n.status_word(s, lang),
         "vw": lambda v: i18n.verdict_word(v, lang),
         "lw": lambda name: i18n.layer_word(name, lang),
+        "hl": lambda key: i18n.messages(lang).get(f"host.{key}") or key,
     }
 
 

@@ -2,7 +2,7 @@
 
 Everything fits the terminal (`COLUMNS` or the terminal's width): text wraps on words, counting
 CJK characters as two columns, with a hanging indent under the ID column; a word is split only
-when it is wider than a whole line. SKIP and BLOCKED results that share a reason print once, with
+when it is wider than a whole line. SKIP, BLOCKED and ERROR results that share a reason print once, with
 the list of checks. The summary prints each failure's fix whole.
 """
 
@@ -37,7 +37,7 @@ MIN_WIDTH = 40
 ID_WIDTH = 14  # at least; the CLI passes the longest id of the run
 MAX_FAILURES = 20
 EVIDENCE_ITEMS, EXCERPT_LINES = 5, 6
-GROUPED = (Status.SKIP, Status.BLOCKED)
+GROUPED = (Status.SKIP, Status.BLOCKED, Status.ERROR)  # one line per shared cause
 
 # C0 and C1 controls (tab and newline handled by the wrapper), DEL, and bidi overrides: node text
 # must not move the cursor, recolour the terminal or reorder what the reader sees.
@@ -258,7 +258,7 @@ class TerminalProgress(Progress):
 
 
 def group_by_reason(results: list[Result], lang: str) -> list[tuple[Status, list[str], str]]:
-    """SKIP/BLOCKED results sharing status and reason → (status, their ids, the reason)."""
+    """SKIP/BLOCKED/ERROR results sharing status and reason → (status, their ids, the reason)."""
     groups: dict[tuple[Status, str], list[str]] = {}
     for r in results:
         groups.setdefault((r.status, localize.summary(r, lang)), []).append(r.id)

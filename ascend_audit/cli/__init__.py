@@ -4,6 +4,7 @@ Heavy modules are imported inside commands only, so `--help` stays light."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import sys
 from typing import Any
@@ -18,7 +19,69 @@ from ascend_audit.cli.reporting import diff, merge, render
 from ascend_audit.cli.tools import completion_cmd, presets_cmd, weights_manifest_cmd
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LocalizedGroup(click.Group):
+    """The command group whose --help (its own and each command's) speaks the locale's language:
+    under LANG=zh_* the descriptions and command summaries are Chinese, the options English."""
+
+    def get_help(self, ctx: click.Context) -> str:
+        lang = _help_lang()
+        if lang == "en":
+            return super().get_help(ctx)
+        saved = (self.help, {n: c.short_help for n, c in self.commands.items()})
+        try:
+            examples = inspect.cleandoc(self.help or "").split("\b", 1)
+            self.help = _t("help.main", lang) + (
+                "\n\n\b" + examples[1] if len(examples) > 1 else ""
+            )
+            self.help = self.help.replace(_t("help.exit_codes", "en"), _t("help.exit_codes", lang))
+            self.help = self.help.replace("Examples:", _t("help.examples", lang))
+            for name, command in self.commands.items():
+                command.short_help = _t(f"help.cmd.{name}", lang) or command.short_help
+            return super().get_help(ctx)
+        finally:
+            self.help = saved[0]
+            for name, short in saved[1].items():
+                self.commands[name].short_help = short
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        lang = _help_lang()
+        if command is None or lang == "en" or not _t(f"help.cmd.{cmd_name}", lang):
+            return command
+        import copy
+
+        localized = copy.copy(command)  # the shared command object keeps its English
+        parts = inspect.cleandoc(command.help or "").split("\b", 1)
+        examples = (
+            parts[1]
+            .replace("Examples:", _t("help.examples", lang))
+            .replace("Example:", _t("help.examples", lang))
+        )
+        localized.help = (
+            _t(f"help.cmd.{cmd_name}", lang)
+            + ("\n\n\b" + examples if len(parts) > 1 else "")
+            + "\n\n"
+            + _t("help.options_english", lang)
+        )
+        return localized
+
+
+def _help_lang() -> str:
+    from ascend_audit.i18n import detect_lang
+
+    return detect_lang()
+
+
+def _t(key: str, lang: str) -> str:
+    from ascend_audit.i18n import messages
+
+    return messages(lang).get(key, "")
+
+
+@click.group(
+    cls=LocalizedGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, "-V", "--version", prog_name="ascend-audit")
 def main() -> None:
     """Is this Ascend NPU node ready for LLM inference? Judged layer by layer:

@@ -27,8 +27,13 @@ from ascend_audit.cli.common import (
 )
 @click.option("--checks-dir", "checks_dirs", multiple=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@lang_option
 def checks_cmd(
-    layer: str | None, tags: tuple[str, ...], checks_dirs: tuple[str, ...], as_json: bool
+    layer: str | None,
+    tags: tuple[str, ...],
+    checks_dirs: tuple[str, ...],
+    as_json: bool,
+    lang: str | None = None,
 ) -> None:
     """List every check: id, layer, severity, title.
 
@@ -56,8 +61,14 @@ def checks_cmd(
 
         click.echo(json.dumps([s.to_dict() for s in specs], indent=2, ensure_ascii=False))
         return
+    from ascend_audit.i18n import check_text, detect_lang, layer_word
+    from ascend_audit.reports.terminal import pad
+
+    lang = lang or detect_lang()
     for s in specs:
-        click.echo(f"{s.id:<16} {s.layer:<10} {s.severity:<9} {s.title}")
+        layer, severity = layer_word(s.layer, lang), severity_word(s.severity, lang)
+        title = check_text(s.id, "title", lang, s.title)
+        click.echo(f"{s.id:<16} {pad(layer, 10)} {pad(severity, 9)} {title}")
 
 
 @click.command()
@@ -75,30 +86,49 @@ def explain(check_id: str, checks_dirs: tuple[str, ...], lang: str | None) -> No
     spec = registry.get(check_id.strip().upper()) or registry.get(check_id.strip())
     if spec is None:
         raise UsageError(f"unknown check id {check_id}; `ascend-audit checks` lists them")
-    from ascend_audit.i18n import check_text, detect_lang
+    from ascend_audit.i18n import check_text, detect_lang, layer_word, t
 
     lang = lang or detect_lang()
     title = check_text(spec.id, "title", lang, spec.title)
     fix = check_text(spec.id, "remediation", lang, spec.remediation)
-    click.echo(f"{spec.id} — {title}\nlayer: {spec.layer}   severity: {spec.severity}")
+    why = check_text(spec.id, "rationale", lang, "")
+    layer = layer_word(spec.layer, lang)
+    severity = severity_word(spec.severity, lang)
+    click.echo(
+        f"{spec.id} — {title}\n" + t("explain.layer_line", lang, layer=layer, severity=severity)
+    )
     if spec.core:
-        click.echo(f"core: the {spec.layer} layer is READY only on its proof (a SKIP fails it)")
+        click.echo(t("explain.core", lang, layer=layer))
     click.echo("")
-    click.echo("Why it matters:\n  " + (spec.rationale or "(not documented)").replace("\n", "\n  "))
+    heading = "explain.why" if why or lang == "en" or not spec.rationale else "explain.why_english"
+    body = why or spec.rationale or t("explain.undocumented", lang)
+    click.echo(t(heading, lang) + "\n  " + body.replace("\n", "\n  "))
     if spec.evidence:
-        click.echo("\nEvidence it reads:")
+        click.echo("\n" + t("explain.evidence", lang))
         for item in spec.evidence:
             click.echo(f"  - {item}")
     if spec.policy_keys:
         from ascend_audit.policy import SCHEMA
 
-        click.echo("\nPolicy keys it reads (default):")
+        click.echo("\n" + t("explain.policy_keys", lang))
         for key in spec.policy_keys:
             section, _, name = key.partition(".")
             _v, default, text = SCHEMA.get(section, {}).get(name, (None, None, "plug-in setting"))
-            shown = "unset" if default is None else repr(default)
+            shown = t("explain.unset", lang) if default is None else repr(default)
             click.echo(f"  - {key} = {shown}  ({text})")
-    click.echo("\nHow to fix:\n  " + (fix or "(not documented)").replace("\n", "\n  "))
+    click.echo(
+        "\n"
+        + t("explain.fix", lang)
+        + "\n  "
+        + (fix or t("explain.undocumented", lang)).replace("\n", "\n  ")
+    )
+
+
+def severity_word(severity: str, lang: str) -> str:
+    """critical/high/… in LANG (the severity itself when unknown)."""
+    from ascend_audit.i18n import messages
+
+    return messages(lang).get(f"severity.{severity}") or severity
 
 
 @click.command("policy-keys")

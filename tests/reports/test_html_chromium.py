@@ -387,3 +387,28 @@ def test_a_64_node_fleet_names_every_failing_check_on_screen_and_on_a4(browser, 
     for c in fleet["checks"]:
         assert c["id"] in matrix, f"check column {c['id']} is cut off the printed matrix"
     print(f"fleet: {state['pages']} A4 pages; pdf: {tmp_path / 'fleet.pdf'}")
+
+
+def test_printed_type_scale_reads_on_a4(browser, tmp_path):
+    """Under print media: headings > check titles > text > findings, nothing under 9.5 px
+    (7 pt) — a check title never as large as a section heading (issue 28)."""
+    out = tmp_path / "out"
+    run_cli("run", "--example", "firmware-mismatch", "-q", "-o", str(out))
+    _load(browser, out / "report.html")
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        size = browser.execute_script(
+            "function px(sel){var e=document.querySelector(sel);"
+            " return e ? parseFloat(getComputedStyle(e).fontSize) : null}"
+            "var small = 1e9; document.querySelectorAll('body *').forEach(function (e) {"
+            "  if (e.getClientRects().length && e.childNodes.length &&"
+            "      Array.prototype.some.call(e.childNodes, function (n) {"
+            "        return n.nodeType === 3 && n.textContent.trim(); }))"
+            "    small = Math.min(small, parseFloat(getComputedStyle(e).fontSize)); });"
+            "return {h2: px('h2'), h3: px('h3'), title: px('.check h4'), body: px('body'),"
+            " finding: px('.check.s-PASS .summary'), smallest: small}"
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "screen"})
+    assert size["h2"] > size["h3"] > size["title"] > size["body"] >= size["finding"], size
+    assert size["smallest"] >= 9.5, size

@@ -144,3 +144,22 @@ def test_wrap_never_cuts_a_word_that_fits_a_line() -> None:
         for line in wrap(text, width):
             for word in line.split():
                 assert word in text.split(), (width, word)
+
+
+def test_errors_with_one_cause_print_once_with_their_checks() -> None:
+    """ERROR results that share a cause are grouped as SKIP and BLOCKED ones are (issue 28)."""
+    from ascend_audit.model import LayerReport, Result, Verdict
+
+    out = io.StringIO()
+    progress = TerminalProgress(out, colour=False, width=100)
+    progress.layer_started("driver")
+    cause = "npu-smi timed out after 10 s (rc -9): the driver did not answer"
+    for cid in ("DRV-NPU-001", "DRV-NPU-002", "DRV-HBM-001"):
+        progress.result(Result(cid, "driver", Status.ERROR, "high", f"title {cid}", cause))
+    progress.result(Result("DRV-VER-001", "driver", Status.ERROR, "high", "t", "other cause"))
+    progress.layer_finished(LayerReport("driver", Verdict.NOT_READY, True, [], "errors"))
+    text = out.getvalue()
+    assert text.count(cause) == 1, text
+    line = next(x for x in text.splitlines() if "DRV-NPU-001" in x)
+    assert "DRV-NPU-002" in line and "DRV-HBM-001" in line
+    assert text.count("other cause") == 1
