@@ -2,8 +2,8 @@
 
 Everything fits the terminal (`COLUMNS` or the terminal's width): text wraps on words, counting
 CJK characters as two columns, with a hanging indent under the ID column; a word is split only
-when it is wider than a whole line. SKIP, BLOCKED and ERROR results that share a reason print once, with
-the list of checks. The summary prints each failure's fix whole.
+when it is wider than a whole line. SKIP, BLOCKED and ERROR results that share a reason print
+once, with the list of checks. The summary prints each failure's fix whole.
 """
 
 from __future__ import annotations
