@@ -104,6 +104,35 @@ def test_generated_tables_of_both_layouts(layout, tmp_path, monkeypatch, field_p
     assert big.to_dict() == fast.to_dict()
 
 
+def test_without_pyarrow_a_large_table_takes_the_stdlib_fast_path(tmp_path, monkeypatch):
+    """pyarrow is the optional [arrow] extra: a node without it reads a large kernel table with
+    the stdlib fast path (table_scan), not the slower csv-module reference reader, and gets
+    the same summary."""
+    path = generate(5000, "2023", tmp_path)
+    reference = summarize_kernels(path)
+    monkeypatch.setattr(kernels, "ARROW_ABOVE_BYTES", 0)  # as a large file is read
+    monkeypatch.setattr(kernels, "arrow_installed", lambda: False)
+    taken: list[bool] = []
+    real = kernels.scan_table
+
+    def spy(*a, **k):
+        r = real(*a, **k)
+        taken.append(r is not None)
+        return r
+
+    monkeypatch.setattr(kernels, "scan_table", spy)
+    assert summarize_kernels(path).to_dict() == reference.to_dict()
+    assert taken == [True]
+
+
+def test_arrow_installed_looks_without_importing(monkeypatch):
+    import sys
+
+    monkeypatch.delitem(sys.modules, "pyarrow", raising=False)
+    found = kernels.arrow_installed()
+    assert isinstance(found, bool) and "pyarrow" not in sys.modules
+
+
 def test_a_truncated_last_line_is_read_by_the_csv_module_alone(tmp_path, monkeypatch):
     whole = generate(300, "2023", tmp_path).read_bytes()
     path = tmp_path / "cut.csv"

@@ -53,7 +53,7 @@ def _has_merge() -> bool:
     return out.returncode == 0
 
 
-RUNTIME_DEPS = ("click", "jinja2", "psutil", "pyudev", "yaml", "pyarrow")
+RUNTIME_DEPS = ("click", "jinja2", "psutil", "pyudev", "yaml")
 
 
 def _offline_deps_missing(tmp: Path) -> list[str]:

@@ -23,10 +23,22 @@ from ascend_audit.safe_io import bounded_lines, open_regular
 
 BATCH_ROWS = 65_536  # rows of the csv-module reader aggregated at a time
 # Above this size pyarrow's threaded parse pays for its import (idle 2-core VM, 2023 layout:
-# 100k rows / 23 MB even, 1M rows 3.1 s stdlib vs 1.0 s pyarrow; benchmarks/README.md).
+# 100k rows / 23 MB even, 1M rows 3.1 s stdlib vs 1.0 s pyarrow; benchmarks/README.md). pyarrow
+# is an optional extra (`pip install 'ascend-audit[arrow]'`, ~170 MB): without it the stdlib
+# fast path reads every size.
 ARROW_ABOVE_BYTES = 32 << 20
 
 # --------------------------------------------------------------------------- kernel tables
+
+
+def arrow_installed() -> bool:
+    """pyarrow is importable (the optional `ascend-audit[arrow]` extra), without importing it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pyarrow") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def summarize_kernels(
@@ -48,15 +60,16 @@ def summarize_kernels(
         layout = detect_layout(header, p.name)
         if layout.problem:
             return KernelSummary(source, "unknown", layout.header, problems=(layout.problem,))
-        big = p.stat().st_size > ARROW_ABOVE_BYTES
-        if big:
+        arrow_gave_up = False
+        if p.stat().st_size > ARROW_ABOVE_BYTES and arrow_installed():
             from ascend_audit.facts.profiler.kernels_arrow import _FallBack, summarize_kernels_arrow
 
             try:
                 return summarize_kernels_arrow(p, layout, progress)
             except (_FallBack, ImportError):
-                pass  # the csv module reads it below
-        fast = None if big else scan_table(p, layout, progress)
+                arrow_gave_up = True  # the csv module reads it below
+        # without pyarrow (the optional [arrow] extra) a large table takes the stdlib fast path
+        fast = None if arrow_gave_up else scan_table(p, layout, progress)
         if fast is not None:
             rows = CsvRows(p.name, layout, fast.acc)
             rows.not_utf8 = fast.not_utf8
