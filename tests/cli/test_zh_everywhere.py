@@ -68,3 +68,9 @@ def test_html_host_labels_are_chinese(tmp_path):
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<th>主机名</th>" in html and "<th>内核</th>" in html and "<th>操作系统</th>" in html
     assert "host.hostname" not in html
+
+
+def test_a_translated_rationale_is_the_chinese_body_of_explain():
+    out = cli("explain", "FWK-GRAPH-001", "--lang", "zh")
+    assert "为什么重要：\n  在昇腾上，单算子模式" in out.stdout, out.stdout[:600]
+    assert "暂无中文说明" not in out.stdout and "On Ascend, eager mode" not in out.stdout
